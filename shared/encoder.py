@@ -115,7 +115,7 @@ def load_data(train_seed: int = 0, test_seed: int = 1, n_train: int = 6000, n_te
     if cache and path.exists():
         saved = torch.load(path, weights_only=True)
     else:
-        net, history = pretrain_encoder(train_scenes)
+        net, history = pretrain_encoder(train_scenes, n=min(2000, n_train))
         tr_grid, tr_attr = encode_scenes(net, train_scenes.images)
         te_grid, te_attr = encode_scenes(net, test_scenes.images)
         accuracy = ((te_attr > 0.5).float() == test_scenes.attributes).all(1).float().mean().item()

@@ -1,0 +1,55 @@
+"""Part 1 reference: parity with nn.RNNCell / nn.RNN and the masked teacher-forcing loss."""
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from shared.vocab import PAD
+from solutions.show_and_tell import ShowTellLSTM, ShowTellRNN, caption_loss, relu_rnn_step
+
+
+def test_relu_rnn_step_matches_rnn_cell_float64():
+    torch.manual_seed(0)
+    cell = nn.RNNCell(5, 7, nonlinearity="relu").double()
+    with torch.no_grad():
+        cell.bias_hh.zero_()
+    x, h = torch.randn(4, 5, dtype=torch.float64), torch.randn(4, 7, dtype=torch.float64)
+    ours = relu_rnn_step(x, h, cell.weight_ih, cell.weight_hh, cell.bias_ih)
+    torch.testing.assert_close(ours, cell(x, h), rtol=1e-12, atol=1e-12)
+    image = torch.randn(4, 7, dtype=torch.float64)
+    torch.testing.assert_close(relu_rnn_step(x, h, cell.weight_ih, cell.weight_hh, cell.bias_ih, image),
+                               torch.relu(x @ cell.weight_ih.T + h @ cell.weight_hh.T + cell.bias_ih + image))
+
+
+def test_forward_matches_nn_rnn_when_the_image_term_is_zero():
+    torch.manual_seed(0)
+    model = ShowTellRNN().double()
+    with torch.no_grad():
+        model.W_ih.weight.zero_()
+    rnn = nn.RNN(32, 96, nonlinearity="relu", batch_first=True).double()
+    with torch.no_grad():
+        rnn.weight_ih_l0.copy_(model.W_xh.weight)
+        rnn.bias_ih_l0.copy_(model.W_xh.bias)
+        rnn.weight_hh_l0.copy_(model.W_hh.weight)
+        rnn.bias_hh_l0.zero_()
+    captions = torch.randint(3, 27, (3, 10))
+    hidden, _ = rnn(model.emb(captions[:, :-1]))
+    torch.testing.assert_close(model(torch.randn(3, 64, 48, dtype=torch.float64), captions), model.out(hidden))
+
+
+def test_step_by_step_decoding_equals_teacher_forcing():
+    torch.manual_seed(0)
+    for model in (ShowTellRNN(), ShowTellLSTM()):
+        features, captions = torch.randn(2, 64, 48), torch.randint(3, 27, (2, 6))
+        state, steps = model.init_state(features), []
+        for t in range(5):
+            log_probs, state = model.step(captions[:, t], state)
+            steps.append(log_probs)
+        torch.testing.assert_close(torch.stack(steps, 1), F.log_softmax(model(features, captions), -1))
+
+
+def test_caption_loss_ignores_padding():
+    logits = torch.randn(2, 3, 27)
+    captions = torch.tensor([[1, 5, 6, 2], [1, 7, 2, PAD]])
+    by_hand = torch.stack([-F.log_softmax(logits[0, t], -1)[captions[0, t + 1]] for t in range(3)] +
+                          [-F.log_softmax(logits[1, t], -1)[captions[1, t + 1]] for t in range(2)]).mean()
+    torch.testing.assert_close(caption_loss(logits, captions), by_hand)
