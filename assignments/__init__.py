@@ -1,0 +1,1 @@
+"""Student modules for the seven parts, generated from the reference solutions."""

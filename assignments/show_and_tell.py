@@ -1,0 +1,167 @@
+"""Part 1: Show and Tell with a ReLU RNN (Vinyals et al. 2015; Karpathy and Fei-Fei 2015).
+
+A CNN turns the image into a vector v; a recurrent language model turns v into words. The image
+enters once, at the first step, as an extra term of the recurrence:
+
+    h_t = relu(W_xh x_t + W_hh h_{t-1} + b + [t == 1] W_ih v)
+
+With W_hh initialised to the identity the state, and the image with it, is carried from step to
+step. Training is teacher forcing: the ground-truth prefix goes in, every next word is predicted at
+once, and the loss ignores padding.
+
+You write three things, step -> loss -> model:
+  1. relu_rnn_step: one step of the recurrence (checked against nn.RNNCell).
+  2. caption_loss: the teacher-forcing cross-entropy over non-PAD targets.
+  3. ShowTellRNN.init_state / step / forward: the decoder around relu_rnn_step.
+ShowTellLSTM (given) is the lecture's counter-example: an LSTM whose initial state holds the image.
+"""
+# Generated from solutions/show_and_tell.py by `python -m instructor stubs`; do not edit by hand.
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from shared.encoder import D_ANN, L_GRID
+from shared.vocab import PAD, VOCAB_SIZE
+
+
+def relu_rnn_step(x: torch.Tensor, h_prev: torch.Tensor, W_xh: torch.Tensor, W_hh: torch.Tensor, b: torch.Tensor,
+                  image_term: torch.Tensor | None = None) -> torch.Tensor:
+    """One step of the ReLU recurrence.
+
+    Args:
+        x: (N, E) inputs (word embeddings) at this step.
+        h_prev: (N, H) previous hidden state.
+        W_xh: (H, E) input-to-hidden weights.
+        W_hh: (H, H) hidden-to-hidden weights.
+        b: (H,) bias.
+        image_term: (N, H) the image's contribution W_ih v, or None (no image at this step).
+
+    Returns:
+        h: (N, H) = relu(x W_xh^T + h_prev W_hh^T + b + image_term).
+
+    With image_term None this is nn.RNNCell(nonlinearity='relu') with weight_ih = W_xh,
+    weight_hh = W_hh, bias_ih = b and bias_hh = 0 (agreement to about 1e-6 in float32).
+    """
+    # TODO (Part 1): implement relu_rnn_step
+    raise NotImplementedError("Part 1 (show_and_tell): relu_rnn_step is not implemented yet")
+
+
+def caption_loss(logits: torch.Tensor, captions: torch.Tensor) -> torch.Tensor:
+    """Teacher-forcing loss: mean cross-entropy of the next word over non-PAD targets.
+
+    Args:
+        logits: (N, T-1, V) scores; logits[:, t] predicts captions[:, t + 1].
+        captions: (N, T) long token ids, START first, PAD-padded after END.
+
+    Returns:
+        A scalar tensor: the mean over every (n, t) with captions[n, t + 1] != PAD of
+        -log softmax(logits[n, t])[captions[n, t + 1]]. Padded positions contribute nothing.
+    """
+    # TODO (Part 1): implement caption_loss
+    raise NotImplementedError("Part 1 (show_and_tell): caption_loss is not implemented yet")
+
+
+class ShowTellRNN(nn.Module):
+    """Karpathy's captioner on a cached annotation grid (the image vector v is a ReLU projection of it).
+
+    Parameters (given):
+        fc: Linear(D * L, DV), flattened grid -> image vector v (our "fc7").
+        emb: Embedding(V, E) word embeddings.
+        W_xh: Linear(E, H), its bias is b.      W_hh: Linear(H, H, bias=False), starts as the identity.
+        W_ih: Linear(DV, H, bias=False), the image term.      out: Linear(H, V).
+    State: a tuple (h (N, H), image_term (N, H)); image_term is W_ih v before the first word and
+    zeros afterwards, so the image enters exactly once.
+    """
+
+    def __init__(self, n_vocab: int = VOCAB_SIZE, D: int = D_ANN, L: int = L_GRID, E: int = 32, H: int = 96,
+                 DV: int = 64):
+        super().__init__()
+        self.fc = nn.Linear(D * L, DV)
+        self.emb = nn.Embedding(n_vocab, E)
+        self.W_xh = nn.Linear(E, H)
+        self.W_hh = nn.Linear(H, H, bias=False)
+        self.W_ih = nn.Linear(DV, H, bias=False)
+        self.out = nn.Linear(H, n_vocab)
+        self.H = H
+        with torch.no_grad():
+            self.W_hh.weight.copy_(torch.eye(H))  # identity recurrence: the state persists at initialisation
+
+    def image_vector(self, features: torch.Tensor) -> torch.Tensor:
+        """features: (N, L, D) annotation grid -> v: (N, DV) = relu(fc(flattened grid))."""
+        return torch.relu(self.fc(features.flatten(1)))
+
+    def init_state(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """State before the first word.
+
+        Args:
+            features: (N, L, D) annotation grids.
+        Returns:
+            (h, image_term): h (N, H) zeros; image_term (N, H) = W_ih v, consumed by the first step.
+        """
+        # TODO (Part 1): implement ShowTellRNN.init_state
+        raise NotImplementedError("Part 1 (show_and_tell): ShowTellRNN.init_state is not implemented yet")
+
+    def step(self, tokens: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor]):
+        """One decoding step.
+
+        Args:
+            tokens: (N,) long, the current input words.
+            state: (h (N, H), image_term (N, H)).
+        Returns:
+            log_probs: (N, V) log-softmax over the next word.
+            state: the new state (h, zeros): after the first step the image term is spent.
+        Use relu_rnn_step with this model's W_xh.weight, W_hh.weight and W_xh.bias.
+        """
+        # TODO (Part 1): implement ShowTellRNN.step
+        raise NotImplementedError("Part 1 (show_and_tell): ShowTellRNN.step is not implemented yet")
+
+    def forward(self, features: torch.Tensor, captions: torch.Tensor) -> torch.Tensor:
+        """Teacher forcing.
+
+        Args:
+            features: (N, L, D) annotation grids.
+            captions: (N, T) long; inputs are captions[:, :-1].
+        Returns:
+            logits: (N, T-1, V); logits[:, t] scores the word after captions[:, t].
+        With the image term zero this equals nn.RNN(nonlinearity='relu') run on the embedded inputs.
+        """
+        # TODO (Part 1): implement ShowTellRNN.forward
+        raise NotImplementedError("Part 1 (show_and_tell): ShowTellRNN.forward is not implemented yet")
+
+
+class ShowTellLSTM(nn.Module):
+    """The lecture's counter-example (given): the same captioner with an LSTM whose initial state is a
+    tanh projection of the image, h0 = tanh(W_h v), c0 = tanh(W_c v). The image enters only there, and a
+    small LSTM trained from scratch learns to forget it."""
+
+    def __init__(self, n_vocab: int = VOCAB_SIZE, D: int = D_ANN, L: int = L_GRID, E: int = 32, H: int = 96,
+                 DV: int = 64):
+        super().__init__()
+        self.fc = nn.Linear(D * L, DV)
+        self.emb = nn.Embedding(n_vocab, E)
+        self.init_h = nn.Linear(DV, H)
+        self.init_c = nn.Linear(DV, H)
+        self.cell = nn.LSTMCell(E, H)
+        self.out = nn.Linear(H, n_vocab)
+
+    def init_state(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """features (N, L, D) -> (h0, c0), each (N, H)."""
+        v = torch.relu(self.fc(features.flatten(1)))
+        return torch.tanh(self.init_h(v)), torch.tanh(self.init_c(v))
+
+    def step(self, tokens: torch.Tensor, state):
+        """tokens (N,) -> (log_probs (N, V), (h, c))."""
+        h, c = self.cell(self.emb(tokens), state)
+        return F.log_softmax(self.out(h), -1), (h, c)
+
+    def forward(self, features: torch.Tensor, captions: torch.Tensor) -> torch.Tensor:
+        """Teacher forcing: (N, L, D), (N, T) -> logits (N, T-1, V)."""
+        state = self.init_state(features)
+        x = self.emb(captions[:, :-1])
+        hs = []
+        for t in range(x.shape[1]):
+            state = self.cell(x[:, t], state)
+            hs.append(state[0])
+        return self.out(torch.stack(hs, 1))

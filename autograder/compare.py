@@ -1,0 +1,72 @@
+"""Staged comparison of what student code returned against what the reference expects:
+type, then shape and dtype, then finiteness, then values; every message names the tensor and the case.
+"""
+from __future__ import annotations
+
+import torch
+
+
+class CheckFailed(AssertionError):
+    """A check's verdict. The message is for the student when the check is public; hidden checks show
+    only the property they test."""
+
+
+def type_name(value) -> str:
+    if isinstance(value, dict) and "__unsupported__" in value:
+        return str(value["__unsupported__"])
+    return type(value).__name__
+
+
+def _where(case: str) -> str:
+    return f" [{case}]" if case else ""
+
+
+def expect_tensor(name: str, actual, expected: torch.Tensor, *, rtol: float, atol: float, case: str = "",
+                  check_dtype: bool = True) -> None:
+    """Assert that `actual` is a tensor like `expected`, within |a - e| <= atol + rtol * |e| everywhere."""
+    if not isinstance(actual, torch.Tensor):
+        raise CheckFailed(f"{name}: expected a tensor, got {type_name(actual)}{_where(case)}")
+    if tuple(actual.shape) != tuple(expected.shape):
+        raise CheckFailed(f"{name}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}{_where(case)}")
+    if check_dtype and actual.dtype != expected.dtype:
+        raise CheckFailed(f"{name}: expected dtype {expected.dtype}, got {actual.dtype}{_where(case)}")
+    if actual.dtype == torch.bool or not (actual.is_floating_point() or actual.is_complex()):
+        mismatch = actual != expected.to(actual.dtype)
+        if mismatch.any():
+            idx = tuple(int(i) for i in mismatch.nonzero()[0])
+            raise CheckFailed(f"{name}: {int(mismatch.sum())} of {mismatch.numel()} entries differ; first at "
+                              f"{idx}: got {actual[idx].item()}, expected {expected[idx].item()}{_where(case)}")
+        return
+    a, e = actual.double(), expected.double().to(actual.device)
+    finite = torch.isfinite(e)
+    bad = finite & ~torch.isfinite(a)
+    if bad.any():
+        idx = tuple(int(i) for i in bad.nonzero()[0])
+        raise CheckFailed(f"{name}: {int(bad.sum())} non-finite entries where finite values were expected; "
+                          f"first at {idx}: {a[idx].item()}{_where(case)}")
+    special = ~finite & (a != e)  # -inf where -inf is expected, and so on
+    if special.any():
+        idx = tuple(int(i) for i in special.nonzero()[0])
+        raise CheckFailed(f"{name}: expected {e[idx].item()} at {idx}, got {a[idx].item()}{_where(case)}")
+    err = torch.where(finite, (a - e).abs(), torch.zeros_like(a))
+    allowed = atol + rtol * e.abs().where(finite, torch.zeros_like(e))
+    over = err > allowed
+    if over.any():
+        worst = (err - allowed).argmax()
+        idx = tuple(int(i) for i in torch.unravel_index(worst, err.shape))
+        raise CheckFailed(f"{name}: {int(over.sum())} of {over.numel()} entries outside rtol={rtol:g}, atol={atol:g}; "
+                          f"largest error {err[idx].item():.3g} at {idx} (got {a[idx].item():.6g}, expected "
+                          f"{e[idx].item():.6g}){_where(case)}")
+
+
+def expect(condition: bool, message: str, case: str = "") -> None:
+    if not condition:
+        raise CheckFailed(message + _where(case))
+
+
+def expect_tuple(name: str, value, length: int, case: str = "") -> tuple:
+    """`value` must be a tuple (or list) of `length` items; returns it as a tuple."""
+    if not isinstance(value, (tuple, list)) or len(value) != length:
+        got = f"{type_name(value)} of length {len(value)}" if isinstance(value, (tuple, list)) else type_name(value)
+        raise CheckFailed(f"{name}: expected a tuple of {length}, got {got}{_where(case)}")
+    return tuple(value)

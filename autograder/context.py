@@ -1,0 +1,66 @@
+"""What the grading process knows and students do not: the hidden data seed, the hidden data set, and
+the reference's training time measured in this run (the base of every training time budget)."""
+from __future__ import annotations
+
+import json
+import os
+import time
+from functools import cached_property
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from shared.encoder import CaptionData, load_data
+
+HIDDEN = Path(__file__).resolve().parent / "hidden"
+# The time budget of a student's training run: this many times the reference's, measured in the same run,
+# plus a fixed allowance for start-up.
+BUDGET_FACTOR = 3.0
+BUDGET_ALLOWANCE = 15.0
+
+
+def hidden_seed() -> int:
+    """The training seed of the hidden data: $CAPTIONKIT_HIDDEN_SEED, else autograder/hidden/seed.json."""
+    if "CAPTIONKIT_HIDDEN_SEED" in os.environ:
+        return int(os.environ["CAPTIONKIT_HIDDEN_SEED"])
+    return int(json.loads((HIDDEN / "seed.json").read_text())["seed"])
+
+
+class GradingContext:
+    """Shared by every check of one grading run."""
+
+    def __init__(self, scratch: Path, seed: int | None = None):
+        self.scratch = Path(scratch)
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        self.seed = hidden_seed() if seed is None else seed
+        self._reference_seconds: dict[str, float] = {}
+        self._files: dict[str, Path] = {}
+
+    @cached_property
+    def data(self) -> CaptionData:
+        """The hidden data set: 6000 training and 400 test scenes from the hidden seed (encoder outputs cached)."""
+        return load_data(train_seed=self.seed, test_seed=self.seed + 1)
+
+    def share(self, name: str, make: Callable[[], dict], directory: Path) -> str:
+        """Write `make()` (a dict of tensors) once to `directory/name.pt` for a worker to load; return the path.
+        Only inputs go there, never references or expected outputs."""
+        path = Path(directory) / f"{name}.pt"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            torch.save(make(), path)
+        return str(path)
+
+    def budget(self, key: str, reference_run: Callable[[], None], scale: float = 1.0) -> float:
+        """The time limit (seconds) for a student's training run: BUDGET_FACTOR x the reference's projected time
+        plus BUDGET_ALLOWANCE. `reference_run` trains the reference on a slice of the same run, timed once per
+        grading run; `scale` projects that slice to the whole run (say 12 for one epoch of twelve)."""
+        if key not in self._reference_seconds:
+            t0 = time.process_time()
+            reference_run()
+            self._reference_seconds[key] = (time.process_time() - t0) * scale
+        return BUDGET_FACTOR * self._reference_seconds[key] + BUDGET_ALLOWANCE
+
+    @property
+    def reference_seconds(self) -> dict[str, float]:
+        return dict(self._reference_seconds)

@@ -1,0 +1,161 @@
+"""Grade a submission folder: for each part, one worker runs the student's module; each check of
+the part runs in the grading process against it; each check's outcome becomes one scored result.
+
+Parts are graded in an order where a part's worker only ever needs the reference code of parts
+already graded (decoding before everything that decodes, Part 1 before the parts that train with
+its loss, attention before hard attention).
+"""
+from __future__ import annotations
+
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from autograder import rubric as rubric_mod
+from autograder.checks import Check, checks_of
+from autograder.compare import CheckFailed
+from autograder.context import GradingContext
+from autograder.sandbox.client import StudentError, Worker, WorkerDied, remove_tree
+from autograder.sandbox.staging import StagingError
+from shared.parts import BY_MODULE, MODULES
+
+GRADING_ORDER = ("bleu", "decoding", "show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")
+assert sorted(GRADING_ORDER) == sorted(MODULES)
+
+
+@dataclass
+class CheckResult:
+    part: str
+    name: str
+    number: str
+    description: str
+    score: float
+    max_score: float
+    visibility: str             # "public" or "hidden"
+    output: str                 # what the student may see
+    seconds: float
+    staff_note: str = ""        # details for TAs only (never in student-visible fields)
+
+    @property
+    def passed(self) -> bool:
+        return self.score >= self.max_score
+
+
+@dataclass
+class GradeReport:
+    results: list[CheckResult] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def score(self) -> float:
+        return sum(r.score for r in self.results)
+
+    @property
+    def max_score(self) -> float:
+        return sum(r.max_score for r in self.results)
+
+    def part_totals(self) -> dict[str, tuple[float, float]]:
+        totals = {}
+        for r in self.results:
+            got, out_of = totals.get(r.part, (0.0, 0.0))
+            totals[r.part] = (got + r.score, out_of + r.max_score)
+        return totals
+
+
+def _student_message(exc: StudentError, visible: bool) -> str:
+    if visible:
+        where = f"\n{exc.where.rstrip()}" if exc.where else ""
+        return f"your code raised {exc.kind}: {exc.detail}{where}"
+    return f"your code raised {exc.kind}"
+
+
+def _run_check(chk: Check, worker: Worker, ctx: GradingContext, visible: bool) -> tuple[bool, str, str]:
+    """(passed, student-visible output, staff note) for one check."""
+    try:
+        chk.fn(worker, ctx)
+        return True, "passed", ""
+    except CheckFailed as exc:
+        message = str(exc).split("\nFalsifying example")[0].strip()
+        return False, (message if visible else f"failed: {chk.description}"), message
+    except StudentError as exc:
+        return False, _student_message(exc, visible), f"{exc.kind}: {exc.detail}\n{exc.where}"
+    except WorkerDied as exc:
+        return False, f"{exc}", str(exc)
+    except Exception as exc:  # a hypothesis error wrapping one of the above, or a bug in the grader
+        inner = exc.__cause__ or exc.__context__
+        if isinstance(inner, (CheckFailed, StudentError, WorkerDied)):
+            return _run_check_outcome(inner, chk, visible)
+        note = "".join(traceback.format_exception(exc))[-3000:]
+        return False, "the grader could not run this check (an error on the grader's side; tell the course staff)", note
+
+
+def _run_check_outcome(exc: Exception, chk: Check, visible: bool) -> tuple[bool, str, str]:
+    if isinstance(exc, StudentError):
+        return False, _student_message(exc, visible), f"{exc.kind}: {exc.detail}"
+    if isinstance(exc, CheckFailed):
+        return False, (str(exc) if visible else f"failed: {chk.description}"), str(exc)
+    return False, str(exc), str(exc)
+
+
+def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...] | None = None,
+          scratch: Path | None = None, ctx: GradingContext | None = None) -> GradeReport:
+    """Grade every part (or `parts`) of the submission folder; never raises for a bad submission."""
+    torch.set_num_threads(1)
+    rubric = rubric_mod.load()
+    report = GradeReport()
+    started = time.monotonic()
+    own_scratch = scratch is None
+    scratch = Path(tempfile.mkdtemp(prefix="captionkit-grade-")) if own_scratch else Path(scratch)
+    ctx = ctx or GradingContext(scratch=scratch / "grader")
+    try:
+        for part in GRADING_ORDER:
+            if parts is not None and part not in parts:
+                continue
+            report.results.extend(_grade_part(part, Path(submission), scratch / part, ctx, rubric[part], public_only))
+    finally:
+        if own_scratch:
+            remove_tree(scratch)
+    number = {m: BY_MODULE[m].number for m in MODULES}
+    report.results.sort(key=lambda r: (number[r.part], [int(x) for x in r.number.split(".")]))
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
+                entries: dict[str, rubric_mod.Entry], public_only: bool) -> list[CheckResult]:
+    checks = [c for c in checks_of(part) if not public_only or entries[c.name].visibility == "public"]
+    part_number = BY_MODULE[part].number
+    results = []
+
+    def result(i: int, chk: Check, passed: bool, output: str, seconds: float, note: str = "") -> CheckResult:
+        entry = entries[chk.name]
+        return CheckResult(part, chk.name, f"{part_number}.{i + 1}", chk.description,
+                           entry.points if passed else 0.0, entry.points, entry.visibility, output, seconds, note)
+
+    try:
+        worker = Worker(part, submission, scratch)
+    except StagingError as exc:
+        return [result(i, c, False, str(exc), 0.0) for i, c in enumerate(checks)]
+    try:
+        if worker.import_error is not None:
+            err = worker.import_error
+            line = f"{part}.py could not be imported: {err.kind}: {err.detail}"
+            return [result(i, c, False, line, 0.0, err.where) for i, c in enumerate(checks)]
+        if not worker.alive:
+            return [result(i, c, False, worker.dead_reason or "the worker did not start", 0.0)
+                    for i, c in enumerate(checks)]
+        for i, chk in enumerate(checks):
+            t0 = time.monotonic()
+            visible = entries[chk.name].visibility == "public"
+            passed, output, note = _run_check(chk, worker, ctx, visible)
+            results.append(result(i, chk, passed, output, time.monotonic() - t0, note))
+            if not worker.alive:  # a crash or a timeout costs this check; the next one gets a fresh worker
+                worker.restart()
+        return results
+    finally:
+        worker.close()

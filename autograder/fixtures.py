@@ -1,0 +1,70 @@
+"""Toy models used by both sides of the sandbox: the grader computes expected values with them, the
+worker runs student code on them. Built only from plain data (a table of log-probabilities)."""
+from __future__ import annotations
+
+import itertools
+
+import torch
+
+from shared.vocab import END, PAD, START
+
+
+def toy_table(seed: int, contexts: int, steps: int, vocab: int, end_bias: float = 0.0) -> torch.Tensor:
+    """Log-probabilities (contexts, steps, vocab, vocab) of the next token given the previous one, at each step,
+    for each context; PAD and START are never emitted."""
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(contexts, steps, vocab, vocab, generator=g, dtype=torch.float64) * 2
+    logits[..., END] += end_bias
+    logits[..., PAD] = float("-inf")
+    logits[..., START] = float("-inf")
+    return torch.log_softmax(logits, -1)
+
+
+class ToyModel:
+    """A decoding-protocol model over a fixed table: row n of the batch uses context contexts[n].
+
+    State: (h (N, 1) float, t (N,) step counter, context (N,)); the float tensor comes first, as in real models.
+    """
+
+    def __init__(self, table: torch.Tensor):
+        self.table = table
+        self.steps = table.shape[1]
+
+    def init_state(self, contexts: torch.Tensor):
+        contexts = contexts.long()
+        n = contexts.shape[0]
+        return (torch.zeros(n, 1, dtype=self.table.dtype), torch.zeros(n, dtype=torch.long), contexts)
+
+    def step(self, tokens: torch.Tensor, state):
+        h, t, ctx = state
+        log_probs = self.table[ctx, t.clamp(max=self.steps - 1), tokens]
+        return log_probs, (h + 1, t + 1, ctx)
+
+
+def sequence_log_prob(table: torch.Tensor, context: int, tokens: list[int]) -> float:
+    """Total log-probability of a returned sequence: tokens up to and including END; PAD after END is free,
+    PAD before END (or any other token there) is impossible (-inf)."""
+    total, prev = 0.0, START
+    steps = table.shape[1]
+    for t, tok in enumerate(tokens):
+        if prev == END:
+            if tok != PAD:
+                return float("-inf")
+            continue
+        total += table[context, min(t, steps - 1), prev, tok].item()
+        prev = tok
+    return total
+
+
+def ranked_sequences(table: torch.Tensor, context: int, max_len: int) -> list[tuple[float, tuple[int, ...]]]:
+    """Every distinct sequence of max_len tokens (PAD after END) with its log-probability, best first."""
+    vocab = table.shape[-1]
+    seen = {}
+    for seq in itertools.product(range(END, vocab), repeat=max_len):
+        seq = list(seq)
+        if END in seq:
+            i = seq.index(END)
+            seq = seq[:i + 1] + [PAD] * (max_len - i - 1)
+        seen[tuple(seq)] = None
+    scored = [(sequence_log_prob(table, context, list(s)), s) for s in seen]
+    return sorted(scored, key=lambda x: -x[0])

@@ -1,0 +1,33 @@
+"""Recipes: the only code that runs next to student code.
+
+A recipe takes the student's module and plain data (tensors, numbers, strings), builds whatever
+the check needs (a toy model, a student model with injected weights), calls the student's code and
+returns plain data. Recipes hold no expected values and no hidden inputs: those stay in the grading
+process (`autograder/checks/`), which sends inputs and compares what comes back.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+RECIPES: dict[str, Callable] = {}
+
+
+def recipe(name: str | None = None, forbid: tuple[str, ...] = ()):
+    """Register a recipe as `<part>.<function name>`. `forbid` names reference ops (see
+    autograder.sandbox.forbidden) that are unavailable while the recipe runs."""
+    def register(fn: Callable) -> Callable:
+        part = fn.__module__.rsplit(".", 1)[-1]
+        key = f"{part}.{name or fn.__name__}"
+        if key in RECIPES:
+            raise ValueError(f"recipe {key} registered twice")
+        fn.forbid = forbid
+        RECIPES[key] = fn
+        return fn
+    return register
+
+
+def load(part: str) -> dict[str, Callable]:
+    """Import the recipes of one part and return the registry."""
+    importlib.import_module(f"autograder.recipes.{part}")
+    return RECIPES

@@ -1,0 +1,26 @@
+"""The rubric: points and visibility of every check, read from rubric.json and validated against
+rubric.schema.json. Public checks run on students' machines (`python -m autograder check`); hidden
+checks run only on the grader and show only the property they test."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import jsonschema
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Entry:
+    points: float
+    visibility: str  # "public" or "hidden"
+
+
+def load(path: Path = HERE / "rubric.json") -> dict[str, dict[str, Entry]]:
+    """{part: {check name: Entry}} in file order; raises jsonschema.ValidationError on a malformed rubric."""
+    data = json.loads(Path(path).read_text())
+    jsonschema.validate(data, json.loads((HERE / "rubric.schema.json").read_text()))
+    return {part: {name: Entry(float(e["points"]), e["visibility"]) for name, e in spec["checks"].items()}
+            for part, spec in data["parts"].items()}

@@ -1,0 +1,176 @@
+"""The grading process's side of the sandbox: start a worker for one part, call recipes in it with
+a time limit, and kill it (its whole process group) when it overruns or misbehaves.
+
+Student code never runs in this process. What comes back is plain data, checked by the caller.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.sandbox import protocol
+from autograder.sandbox.staging import stage
+
+STARTUP_TIMEOUT = 60.0
+
+
+class StudentError(Exception):
+    """The student's code raised. `kind` is the exception type, `detail` its message, `where` the
+    lines of the student's file it came from."""
+
+    def __init__(self, kind: str, detail: str, where: str = ""):
+        super().__init__(f"{kind}: {detail}")
+        self.kind, self.detail, self.where = kind, detail, where
+
+
+class WorkerDied(Exception):
+    """The worker exited, was killed, or overran its time limit. The message is one line."""
+
+
+@dataclass
+class Limits:
+    """Resource limits for a worker (applied by the sandbox when it can)."""
+    memory_bytes: int = 3 * 1024 ** 3
+    file_bytes: int = 16 * 1024 ** 2
+    processes: int = 64
+    cpu_seconds: int = 600
+
+
+class Worker:
+    """One worker process serving one part's recipes over a pair of pipes."""
+
+    def __init__(self, module: str, submission: Path, scratch: Path, limits: Limits | None = None):
+        self.module = module
+        self.scratch = Path(scratch)
+        self.limits = limits or Limits()
+        self.proc: subprocess.Popen | None = None
+        self.dead_reason: str | None = None
+        self.import_error: StudentError | None = None
+        self.staging = stage(module, Path(submission), self.scratch / "staging")
+        self._start()
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def _start(self) -> None:
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        self.stdout = open(self.scratch / "stdout.txt", "wb")
+        cmd = [sys.executable, "-I", "-m", "autograder.sandbox.worker", "--module", self.module,
+               "--staging", str(self.staging), "--requests", str(req_r), "--replies", str(rep_w)]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.stdout, stderr=subprocess.STDOUT,
+                                     pass_fds=(req_r, rep_w), cwd=self.scratch, start_new_session=True,
+                                     env=self._environment())
+        os.close(req_r)
+        os.close(rep_w)
+        self.requests, self.replies = req_w, rep_r
+        try:
+            hello = protocol.receive(self.replies, timeout=STARTUP_TIMEOUT)
+        except (protocol.ChannelClosed, protocol.ChannelTimeout, protocol.MessageTooLarge) as exc:
+            self.kill(f"the worker did not start ({type(exc).__name__})")
+            return
+        if not isinstance(hello, dict) or not hello.get("ready"):
+            err = hello.get("error", {}) if isinstance(hello, dict) else {}
+            self.import_error = StudentError(str(err.get("type", "Error")), str(err.get("message", "")),
+                                             str(err.get("where", "")))
+            self.kill(f"{self.module}.py could not be imported: {self.import_error}")
+
+    def _environment(self) -> dict:
+        """A scrubbed environment: nothing of the grader's but what Python and torch need."""
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8",
+               "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+               "PYTHONHASHSEED": "0", "CAPTIONKIT_CACHE": str(self.scratch / "cache")}
+        return env
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.dead_reason is None and self.proc.poll() is None
+
+    def kill(self, reason: str) -> None:
+        """Kill the worker's whole process group and remember why."""
+        if self.dead_reason is None:
+            self.dead_reason = reason
+        if self.proc is not None and self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        for fd in ("requests", "replies"):
+            if getattr(self, fd, None) is not None:
+                try:
+                    os.close(getattr(self, fd))
+                except OSError:
+                    pass
+                setattr(self, fd, None)
+
+    def close(self) -> None:
+        self.kill("closed")
+        self.stdout.close()
+
+    def restart(self) -> None:
+        """A fresh worker for the same part (after a crash or a timeout in one check)."""
+        self.kill("restarted")
+        self.stdout.close()
+        self.dead_reason = None
+        self._start()
+
+    # -- calls ---------------------------------------------------------------------------------
+    def call(self, recipe: str, timeout: float = 20.0, seed: int = 0, **kwargs):
+        """Run `recipe` on the student's module with `kwargs`; return its (plain-data) result.
+
+        Raises StudentError when the student's code raised, WorkerDied when the worker is gone or
+        overran `timeout` seconds (it is then killed)."""
+        if not self.alive:
+            raise WorkerDied(self.dead_reason or "the worker is not running")
+        started = time.monotonic()
+        try:
+            protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs, "seed": seed})
+            reply = protocol.receive(self.replies, timeout=timeout)
+        except protocol.ChannelTimeout:
+            self.kill(f"timed out after {timeout:.0f} s")
+            raise WorkerDied(self.dead_reason)
+        except (protocol.ChannelClosed, BrokenPipeError):
+            code = self.proc.wait(timeout=10)
+            self.kill(_describe_exit(code))
+            raise WorkerDied(self.dead_reason)
+        except Exception as exc:  # an unreadable or oversized reply
+            self.kill(f"sent an unreadable reply ({type(exc).__name__})")
+            raise WorkerDied(self.dead_reason)
+        self.last_call_seconds = time.monotonic() - started
+        if not isinstance(reply, dict):
+            self.kill("sent a malformed reply")
+            raise WorkerDied(self.dead_reason)
+        if "error" in reply:
+            err = reply["error"]
+            raise StudentError(str(err.get("type")), str(err.get("message")), str(err.get("where", "")))
+        return reply.get("ok")
+
+    def output_tail(self, limit: int = 2000) -> str:
+        """The last `limit` bytes the student's code printed (for instructors)."""
+        self.stdout.flush()
+        path = self.scratch / "stdout.txt"
+        data = path.read_bytes()[-limit:] if path.exists() else b""
+        return data.decode("utf-8", "replace")
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "the worker stopped answering"
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+        return f"the worker was killed by {name}" + (" (likely out of memory)" if name == "SIGKILL" else "")
+    return f"the worker exited with status {code} (the student's code ended the process)"
+
+
+def remove_tree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)

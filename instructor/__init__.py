@@ -1,0 +1,1 @@
+"""Instructor tooling: student stubs from the reference solutions, and the marker lint."""

@@ -1,0 +1,22 @@
+"""Instructor command line: `python -m instructor {stubs [--check], lint}`."""
+import argparse
+import sys
+
+from instructor import stubs
+
+# Each command lives in its own module, which adds its subparsers through `register`.
+COMMANDS = (stubs,)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse the command line and run the chosen command; return its exit status."""
+    parser = argparse.ArgumentParser(prog="python -m instructor", description="Instructor tooling.")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.register(subparsers)
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

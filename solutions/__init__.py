@@ -1,0 +1,1 @@
+"""Reference solutions: the single source of the seven part modules and their student stubs."""
