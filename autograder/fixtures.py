@@ -9,11 +9,14 @@ import torch
 from shared.vocab import END, PAD, START
 
 
+MEMORY = 3  # the model remembers the sum of the tokens it emitted, modulo MEMORY
+
+
 def toy_table(seed: int, contexts: int, steps: int, vocab: int, end_bias: float = 0.0) -> torch.Tensor:
-    """Log-probabilities (contexts, steps, vocab, vocab) of the next token given the previous one, at each step,
-    for each context; PAD and START are never emitted."""
+    """Log-probabilities (contexts, steps, MEMORY, vocab, vocab) of the next token given the memory and the
+    previous token, at each step, for each context; PAD and START are never emitted."""
     g = torch.Generator().manual_seed(seed)
-    logits = torch.randn(contexts, steps, vocab, vocab, generator=g, dtype=torch.float64) * 2
+    logits = torch.randn(contexts, steps, MEMORY, vocab, vocab, generator=g, dtype=torch.float64) * 2
     logits[..., END] += end_bias
     logits[..., PAD] = float("-inf")
     logits[..., START] = float("-inf")
@@ -23,7 +26,9 @@ def toy_table(seed: int, contexts: int, steps: int, vocab: int, end_bias: float 
 class ToyModel:
     """A decoding-protocol model over a fixed table: row n of the batch uses context contexts[n].
 
-    State: (h (N, 1) float, t (N,) step counter, context (N,)); the float tensor comes first, as in real models.
+    State: (memory (N, 1) float, t (N,) step counter, context (N,)). The memory (sum of emitted tokens mod
+    MEMORY) makes the next distribution depend on the whole history, so a decoder that hands a beam the
+    wrong parent's state is caught. The float tensor comes first, as in real models.
     """
 
     def __init__(self, table: torch.Tensor):
@@ -36,22 +41,25 @@ class ToyModel:
         return (torch.zeros(n, 1, dtype=self.table.dtype), torch.zeros(n, dtype=torch.long), contexts)
 
     def step(self, tokens: torch.Tensor, state):
-        h, t, ctx = state
-        log_probs = self.table[ctx, t.clamp(max=self.steps - 1), tokens]
-        return log_probs, (h + 1, t + 1, ctx)
+        memory, t, ctx = state
+        emitted = torch.where(t > 0, tokens, torch.zeros_like(tokens))  # START is not an emitted token
+        memory = (memory + emitted.unsqueeze(1)) % MEMORY
+        log_probs = self.table[ctx, t.clamp(max=self.steps - 1), memory[:, 0].long(), tokens]
+        return log_probs, (memory, t + 1, ctx)
 
 
 def sequence_log_prob(table: torch.Tensor, context: int, tokens: list[int]) -> float:
     """Total log-probability of a returned sequence: tokens up to and including END; PAD after END is free,
     PAD before END (or any other token there) is impossible (-inf)."""
-    total, prev = 0.0, START
+    total, prev, memory = 0.0, START, 0
     steps = table.shape[1]
     for t, tok in enumerate(tokens):
         if prev == END:
             if tok != PAD:
                 return float("-inf")
             continue
-        total += table[context, min(t, steps - 1), prev, tok].item()
+        total += table[context, min(t, steps - 1), memory, prev, tok].item()
+        memory = (memory + tok) % MEMORY
         prev = tok
     return total
 

@@ -2,10 +2,10 @@
 import argparse
 import sys
 
-from instructor import stubs
+from instructor import reproduce, stubs
 
 # Each command lives in its own module, which adds its subparsers through `register`.
-COMMANDS = (stubs,)
+COMMANDS = (stubs, reproduce)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -130,7 +130,7 @@ def sampling_follows_the_tempered_distribution(student, ctx):
         n = 6000
         first, _ = _sample(student, table, torch.zeros(n, dtype=torch.long), temperature, 1, seed)
         describe = f"toy model seed={seed}, temperature={temperature}, {n} samples"
-        probs = torch.softmax(table[0, 0, 1] / temperature, -1)
+        probs = torch.softmax(table[0, 0, 0, 1] / temperature, -1)
         freq = torch.bincount(first[:, 0].long(), minlength=6).double() / n
         # 5 standard errors of a binomial proportion: a correct sampler fails this with probability ~1e-6.
         tolerance = 5 * torch.sqrt(probs * (1 - probs) / n) + 1e-3

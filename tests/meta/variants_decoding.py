@@ -1,0 +1,27 @@
+"""Part 2 variants."""
+from tests.meta.variants import Variant
+
+VARIANTS = [
+    Variant("decoding", "greedy_without_pad_after_end",
+            "        tokens = torch.where(done, torch.full_like(tokens, PAD), log_probs.argmax(-1))\n        out.append(tokens)\n        done = done | (tokens == END)\n    return torch.stack(out, 1)\n    ### END SOLUTION\n\n\n@torch.no_grad()\ndef beam_search",
+            "        tokens = log_probs.argmax(-1)\n        out.append(tokens)\n        done = done | (tokens == END)\n    return torch.stack(out, 1)\n    ### END SOLUTION\n\n\n@torch.no_grad()\ndef beam_search",
+            correct=False, why="keeps decoding after END instead of padding"),
+    Variant("decoding", "beam_does_not_freeze_finished_beams",
+            "        log_probs = torch.where(done.unsqueeze(-1), frozen, log_probs)\n",
+            "", correct=False, why="a finished beam keeps paying for (and emitting) words"),
+    Variant("decoding", "beam_keeps_only_the_last_score",
+            "        candidates = (scores.unsqueeze(-1) + log_probs).reshape(n, k * V)",
+            "        candidates = (0 * scores.unsqueeze(-1).clamp(min=-1e30) + log_probs).reshape(n, k * V)",
+            correct=False, why="ranks candidates by the last word's log-probability, not the total"),
+    Variant("decoding", "beam_forgets_to_reorder_the_state",
+            "        state = reorder_state(state, (torch.arange(n, device=device).unsqueeze(1) * k + beam).reshape(-1))\n",
+            "", correct=False, why="each surviving beam continues from the wrong parent's state"),
+    Variant("decoding", "sampling_ignores_temperature",
+            "        probs = torch.softmax(log_probs / temperature, -1)",
+            "        probs = torch.softmax(log_probs, -1)", correct=False, why="samples at temperature 1 always"),
+    Variant("decoding", "sampling_by_gumbel_max",
+            "        probs = torch.softmax(log_probs / temperature, -1)\n        drawn = torch.multinomial(probs, 1, generator=generator).squeeze(1)",
+            "        u = torch.rand(log_probs.shape, generator=generator, dtype=torch.float64, device=device)\n"
+            "        drawn = (log_probs / temperature - torch.log(-torch.log(u.clamp_min(1e-300)))).argmax(-1)",
+            correct=True, why="Gumbel-max: an exact sampler that draws differently from the reference"),
+]

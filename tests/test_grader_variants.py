@@ -1,0 +1,20 @@
+"""Meta-tests: the grader tells right from wrong. Each buggy variant of the reference loses points in its
+part; each correct alternative keeps full marks. Parts are graded by separate workers that load only their
+own module, so a variant can only touch its own part's checks."""
+import pytest
+
+from autograder.engine import grade
+from tests.meta.variants import all_variants, make_submission
+
+VARIANTS = all_variants()
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=[f"{v.part}-{v.name}" for v in VARIANTS])
+def test_variant_is_graded_as_expected(variant, tmp_path):
+    report = grade(make_submission(tmp_path / "submission", variant), parts=(variant.part,))
+    got, out_of = report.part_totals()[variant.part]
+    failed = [f"{r.name}: {r.output}" for r in report.results if not r.passed]
+    if variant.correct:
+        assert got == out_of, f"a correct alternative lost points: {failed}"
+    else:
+        assert got < out_of, f"the bug '{variant.why}' lost no points in {variant.part}"
