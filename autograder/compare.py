@@ -8,7 +8,12 @@ import torch
 
 class CheckFailed(AssertionError):
     """A check's verdict. The message is for the student when the check is public; hidden checks show
-    only the property they test."""
+    only the property they test, plus `safe`: a detail that reveals no hidden input or expected value
+    (say, the exact match a trained model reached and the threshold)."""
+
+    def __init__(self, message: str, safe: str = ""):
+        super().__init__(message)
+        self.safe = safe
 
 
 def type_name(value) -> str:
@@ -59,9 +64,9 @@ def expect_tensor(name: str, actual, expected: torch.Tensor, *, rtol: float, ato
                           f"{e[idx].item():.6g}){_where(case)}")
 
 
-def expect(condition: bool, message: str, case: str = "") -> None:
+def expect(condition: bool, message: str, case: str = "", safe: str = "") -> None:
     if not condition:
-        raise CheckFailed(message + _where(case))
+        raise CheckFailed(message + _where(case), safe=safe)
 
 
 def expect_tuple(name: str, value, length: int, case: str = "") -> tuple:

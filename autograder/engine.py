@@ -67,11 +67,19 @@ class GradeReport:
         return totals
 
 
-def _student_message(exc: StudentError, visible: bool) -> str:
-    if visible:
+def _outcome(exc: BaseException, chk: Check, visible: bool) -> tuple[str, str] | None:
+    """(student-visible output, staff note) for a failure, or None if `exc` is not a verdict on the student."""
+    if isinstance(exc, CheckFailed):
+        message = str(exc).split("\nFalsifying example")[0].strip()
+        hidden = f"failed: {chk.description}" + (f" ({exc.safe})" if exc.safe else "")
+        return (message if visible else hidden), message
+    if isinstance(exc, StudentError):
         where = f"\n{exc.where.rstrip()}" if exc.where else ""
-        return f"your code raised {exc.kind}: {exc.detail}{where}"
-    return f"your code raised {exc.kind}"
+        shown = f"your code raised {exc.kind}: {exc.detail}{where}" if visible else f"your code raised {exc.kind}"
+        return shown, f"{exc.kind}: {exc.detail}{where}"
+    if isinstance(exc, WorkerDied):
+        return str(exc), str(exc)
+    return None
 
 
 def _run_check(chk: Check, worker: Worker, ctx: GradingContext, visible: bool) -> tuple[bool, str, str]:
@@ -79,27 +87,13 @@ def _run_check(chk: Check, worker: Worker, ctx: GradingContext, visible: bool) -
     try:
         chk.fn(worker, ctx)
         return True, "passed", ""
-    except CheckFailed as exc:
-        message = str(exc).split("\nFalsifying example")[0].strip()
-        return False, (message if visible else f"failed: {chk.description}"), message
-    except StudentError as exc:
-        return False, _student_message(exc, visible), f"{exc.kind}: {exc.detail}\n{exc.where}"
-    except WorkerDied as exc:
-        return False, f"{exc}", str(exc)
-    except Exception as exc:  # a hypothesis error wrapping one of the above, or a bug in the grader
-        inner = exc.__cause__ or exc.__context__
-        if isinstance(inner, (CheckFailed, StudentError, WorkerDied)):
-            return _run_check_outcome(inner, chk, visible)
+    except Exception as exc:
+        for candidate in (exc, exc.__cause__, exc.__context__):  # hypothesis may wrap the verdict
+            outcome = _outcome(candidate, chk, visible) if candidate is not None else None
+            if outcome is not None:
+                return (False, *outcome)
         note = "".join(traceback.format_exception(exc))[-3000:]
         return False, "the grader could not run this check (an error on the grader's side; tell the course staff)", note
-
-
-def _run_check_outcome(exc: Exception, chk: Check, visible: bool) -> tuple[bool, str, str]:
-    if isinstance(exc, StudentError):
-        return False, _student_message(exc, visible), f"{exc.kind}: {exc.detail}"
-    if isinstance(exc, CheckFailed):
-        return False, (str(exc) if visible else f"failed: {chk.description}"), str(exc)
-    return False, str(exc), str(exc)
 
 
 def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...] | None = None,

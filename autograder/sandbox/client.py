@@ -125,7 +125,7 @@ class Worker:
         self._start()
 
     # -- calls ---------------------------------------------------------------------------------
-    def call(self, recipe: str, timeout: float = 20.0, seed: int = 0, **kwargs):
+    def call(self, recipe: str, timeout: float = 20.0, **kwargs):
         """Run `recipe` on the student's module with `kwargs`; return its (plain-data) result.
 
         Raises StudentError when the student's code raised, WorkerDied when the worker is gone or
@@ -134,7 +134,7 @@ class Worker:
             raise WorkerDied(self.dead_reason or "the worker is not running")
         started = time.monotonic()
         try:
-            protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs, "seed": seed})
+            protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs})
             reply = protocol.receive(self.replies, timeout=timeout)
         except protocol.ChannelTimeout:
             self.kill(f"timed out after {timeout:.0f} s")
