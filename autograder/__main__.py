@@ -2,6 +2,7 @@
 
     python -m autograder grade SUBMISSION_DIR [--json PATH] [--public-only] [--part MODULE ...]
     python -m autograder check [DIR]     # the public checks on your working copy (default: assignments/)
+    python -m autograder demo [--json PATH]   # grade the bundled, partly correct sample submission
 """
 from __future__ import annotations
 
@@ -23,18 +24,29 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("check", help="run the public checks on a working copy of the assignment")
     c.add_argument("folder", type=Path, nargs="?", default=Path("assignments"))
     c.add_argument("--part", action="append", choices=MODULES, help="check only this part (repeatable)")
+    d = sub.add_parser("demo", help="grade the bundled sample submission (partly correct)")
+    d.add_argument("--json", type=Path, help="write Gradescope's results.json here")
     args = parser.parse_args(argv)
 
+    import tempfile
+
+    from autograder import sample
     from autograder.engine import grade
     from autograder.results import gradescope_results, table, write_json_atomic
 
-    folder = args.submission if args.command == "grade" else args.folder
-    if not folder.is_dir():
-        parser.error(f"{folder}: not a folder")
-    public_only = args.command == "check" or args.public_only
-    report = grade(folder, public_only=public_only, parts=tuple(args.part) if args.part else None)
+    with tempfile.TemporaryDirectory(prefix="captionkit-sample-") as tmp:
+        if args.command == "demo":
+            folder = sample.build(Path(tmp) / "submission")
+            print(sample.__doc__)
+        else:
+            folder = args.submission if args.command == "grade" else args.folder
+        if not folder.is_dir():
+            parser.error(f"{folder}: not a folder")
+        public_only = args.command == "check" or getattr(args, "public_only", False)
+        parts = tuple(args.part) if getattr(args, "part", None) else None
+        report = grade(folder, public_only=public_only, parts=parts)
     print(table(report))
-    if args.command == "grade" and args.json:
+    if getattr(args, "json", None):
         write_json_atomic(gradescope_results(report), args.json)
         print(f"wrote {args.json}")
     return 0

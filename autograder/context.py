@@ -40,7 +40,7 @@ class GradingContext:
     @cached_property
     def data(self) -> CaptionData:
         """The hidden data set: 6000 training and 400 test scenes from the hidden seed (encoder outputs cached)."""
-        return load_data(train_seed=self.seed, test_seed=self.seed + 1)
+        return load_data(train_seed=self.seed, test_seed=self.seed + 1, cache=True)
 
     def share(self, name: str, make: Callable[[], dict], directory: Path) -> str:
         """Write `make()` (a dict of tensors) once to `directory/name.pt` for a worker to load; return the path.

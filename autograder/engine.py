@@ -110,7 +110,7 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
         for part in GRADING_ORDER:
             if parts is not None and part not in parts:
                 continue
-            report.results.extend(_grade_part(part, Path(submission), scratch / part, ctx, rubric[part], public_only))
+            report.results.extend(_grade_part(part, Path(submission), scratch / part, ctx, rubric.get(part, {}), public_only))
     finally:
         if own_scratch:
             remove_tree(scratch)
@@ -122,7 +122,8 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
 
 def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                 entries: dict[str, rubric_mod.Entry], public_only: bool) -> list[CheckResult]:
-    checks = [c for c in checks_of(part) if not public_only or entries[c.name].visibility == "public"]
+    # Only checks with a rubric entry are graded; tests/test_grader.py fails when the two disagree.
+    checks = [c for c in checks_of(part) if c.name in entries and (not public_only or entries[c.name].visibility == "public")]
     part_number = BY_MODULE[part].number
     results = []
 

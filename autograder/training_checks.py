@@ -10,16 +10,15 @@ from shared.vocab import decode_batch
 
 
 def share_split(ctx: GradingContext, with_attributes: bool = False) -> str:
-    """Path of a file holding the hidden training grids and tokens and the hidden test grids (inputs only:
-    the test references never leave the grading process)."""
+    """Path of a small file naming the hidden inputs for a worker (recipes read it with
+    autograder.recipes.load_split): the training tokens and targets, and the encoder's cached outputs
+    (grids and predicted attributes of both splits), memory-mapped so the grader and the worker share
+    their pages. Inputs only: the test references never leave the grading process."""
     def make():
         data = ctx.data
-        tensors = {"grids": data.train.grids, "tokens": data.train.scenes.tokens, "test_grids": data.test.grids}
-        if with_attributes:
-            tensors.update(attributes=data.train.predicted_attributes,
-                           test_attributes=data.test.predicted_attributes)
-        return tensors
-    return ctx.share("hidden-split" + ("-attributes" if with_attributes else ""), make, ctx.scratch / "shared")
+        return {"tokens": data.train.scenes.tokens, "targets": list(data.train.scenes.targets),
+                "encoder_file": str(data.cache_file)}
+    return ctx.share("hidden-split", make, ctx.scratch / "shared")
 
 
 def predicted_tokens(out, n: int, key: str = "tokens") -> torch.Tensor:

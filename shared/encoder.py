@@ -93,6 +93,7 @@ class CaptionData:
     test: Split
     encoder_accuracy: float          # test fraction of scenes with all 7 attributes right
     encoder_cpu_seconds: float
+    cache_file: Path | None = None   # the file holding the encoder outputs (tr_grid, tr_attr, te_grid, te_attr)
 
 
 def _cache_dir() -> Path:
@@ -106,14 +107,15 @@ def load_data(train_seed: int = 0, test_seed: int = 1, n_train: int = 6000, n_te
     The encoder outputs are cached on disk (directory $CAPTIONKIT_CACHE, default ./.cache/captionkit),
     keyed by every argument and the torch version; the scenes are regenerated, which takes well under a second.
     """
-    train_scenes = make_scenes(n_train, train_seed, max_objects)
-    test_scenes = make_scenes(n_test, test_seed, max_objects)
     key = json.dumps(dict(v=1, train_seed=train_seed, test_seed=test_seed, n_train=n_train, n_test=n_test,
                           max_objects=max_objects, torch=torch.__version__, threads=torch.get_num_threads()),
                      sort_keys=True)
     path = _cache_dir() / f"grids-{hashlib.sha256(key.encode()).hexdigest()[:16]}.pt"
-    if cache and path.exists():
-        saved = torch.load(path, weights_only=True)
+    hit = cache and path.exists()
+    train_scenes = make_scenes(n_train, train_seed, max_objects, keep_images=not hit)
+    test_scenes = make_scenes(n_test, test_seed, max_objects, keep_images=not hit)
+    if hit:  # memory-mapped: pages are read when touched and shared with every process mapping the file
+        saved = torch.load(path, weights_only=True, mmap=True)
     else:
         net, history = pretrain_encoder(train_scenes, n=min(2000, n_train))
         tr_grid, tr_attr = encode_scenes(net, train_scenes.images)
@@ -126,6 +128,7 @@ def load_data(train_seed: int = 0, test_seed: int = 1, n_train: int = 6000, n_te
             tmp = path.with_suffix(f".tmp{os.getpid()}")
             torch.save(saved, tmp)
             os.replace(tmp, path)
+            saved = torch.load(path, weights_only=True, mmap=True)
     return CaptionData(Split(train_scenes, saved["tr_grid"], saved["tr_attr"]),
                        Split(test_scenes, saved["te_grid"], saved["te_attr"]),
-                       float(saved["accuracy"]), float(saved["cpu"]))
+                       float(saved["accuracy"]), float(saved["cpu"]), path if cache else None)

@@ -71,9 +71,9 @@ def make_scene(rng: np.random.Generator, max_objects: int = 2) -> tuple[np.ndarr
 
 @dataclass
 class Scenes:
-    """A generated split. images (N, 3, 32, 32) float32; tokens (N, T_MAX) long (the targets, encoded);
-    attributes (N, 7) float32 multi-hot (4 colours then 3 shapes present)."""
-    images: torch.Tensor
+    """A generated split. images (N, 3, 32, 32) float32 (None when not kept); tokens (N, T_MAX) long (the
+    targets, encoded); attributes (N, 7) float32 multi-hot (4 colours then 3 shapes present)."""
+    images: torch.Tensor | None
     tokens: torch.Tensor
     objects: list[list[dict]]
     references: list[list[str]]
@@ -95,19 +95,23 @@ def attributes(objects_per_scene: list[list[dict]]) -> torch.Tensor:
     return out
 
 
-def make_scenes(n: int, seed: int, max_objects: int = 2) -> Scenes:
-    """n scenes from `seed`; one random reference per scene becomes the training target."""
+def make_scenes(n: int, seed: int, max_objects: int = 2, keep_images: bool = True) -> Scenes:
+    """n scenes from `seed`; one random reference per scene becomes the training target.
+
+    keep_images=False draws the same scenes (same captions, same random stream) without keeping the pixels,
+    for callers that only need the captions and the encoder's cached outputs."""
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"n: expected a positive int, got {n!r}")
     if max_objects not in (2, 3):
         raise ValueError(f"max_objects: expected 2 or 3, got {max_objects!r}")
     rng = np.random.default_rng(seed)
-    images, objects, references, targets = [], [], [], []
-    for _ in range(n):
+    pixels = torch.empty(n, 3, IMG, IMG) if keep_images else None
+    objects, references, targets = [], [], []
+    for k in range(n):
         img, objs, refs = make_scene(rng, max_objects)
-        images.append(img)
+        if keep_images:
+            pixels[k] = torch.from_numpy(img).permute(2, 0, 1)
         objects.append(objs)
         references.append(refs)
         targets.append(refs[rng.integers(len(refs))])
-    pixels = torch.from_numpy(np.stack(images)).permute(0, 3, 1, 2).contiguous()
     return Scenes(pixels, encode_batch(targets, T_MAX), objects, references, targets, attributes(objects), seed)

@@ -10,6 +10,82 @@ from shared.vocab import T_MAX
 from solutions.decoding import greedy_decode
 
 
+def _model(student, sizes, weights):
+    """The student's ShowTellRNN of the given sizes with every parameter overwritten by the grader's."""
+    model = student.ShowTellRNN(**sizes)
+    with torch.no_grad():
+        for name, value in weights.items():
+            model.get_parameter(name).copy_(value)
+    return model
+
+
+@recipe(forbid=("rnn_cell",))
+def relu_step(student, x, h, W_xh, W_hh, b, image_term=None):
+    if image_term is None:  # the call a student writes when there is no image at this step
+        return student.relu_rnn_step(x, h, W_xh, W_hh, b)
+    return student.relu_rnn_step(x, h, W_xh, W_hh, b, image_term)
+
+
+@recipe()
+def loss_and_grad(student, logits, captions):
+    """caption_loss and its gradient with respect to the logits (None when the loss carries no graph)."""
+    logits = logits.clone().requires_grad_(True)
+    loss = student.caption_loss(logits, captions)
+    grad = None
+    if isinstance(loss, torch.Tensor) and loss.requires_grad:
+        (grad,) = torch.autograd.grad(loss.sum(), logits, allow_unused=True)
+    return loss, grad
+
+
+@recipe(forbid=("rnn_cell",))
+def init_state(student, sizes, weights, features):
+    with torch.no_grad():
+        return _model(student, sizes, weights).init_state(features)
+
+
+@recipe(forbid=("rnn_cell",))
+def step(student, sizes, weights, tokens, state):
+    with torch.no_grad():
+        return _model(student, sizes, weights).step(tokens, tuple(state))
+
+
+@recipe(forbid=("rnn_cell",))
+def forward(student, sizes, weights, features, captions):
+    with torch.no_grad():
+        return _model(student, sizes, weights)(features, captions)
+
+
+@recipe(forbid=("rnn_cell",))
+def step_by_step(student, sizes, weights, features, captions):
+    """Decode with teacher inputs: init_state, then step on captions[:, t] for every t < T - 1."""
+    model = _model(student, sizes, weights)
+    out = []
+    with torch.no_grad():
+        state = model.init_state(features)
+        for t in range(captions.shape[1] - 1):
+            log_probs, state = model.step(captions[:, t], state)
+            out.append(log_probs)
+    return out
+
+
+@recipe()
+def inputs_after_calls(student, sizes, weights, x, h, W_xh, W_hh, b, image_term, logits, targets, features,
+                       captions, tokens):
+    """Call every Part 1 function once; return what its inputs (and the model's parameters) hold afterwards."""
+    student.relu_rnn_step(x, h, W_xh, W_hh, b, image_term)
+    student.caption_loss(logits, targets)
+    model = _model(student, sizes, weights)
+    state = model.init_state(features)
+    state_before = tuple(s.clone() if isinstance(s, torch.Tensor) else s for s in state)
+    model.step(tokens, state)
+    model(features, captions)
+    return {"relu_rnn_step": {"x": x, "h_prev": h, "W_xh": W_xh, "W_hh": W_hh, "b": b, "image_term": image_term},
+            "caption_loss": {"logits": logits, "captions": targets},
+            "model": {"features": features, "captions": captions, "tokens": tokens},
+            "state": {"before": state_before, "after": tuple(state)},
+            "parameters": {name: p.detach() for name, p in model.named_parameters()}}
+
+
 @recipe()
 def train_and_decode(student, data, epochs, batch_size, seed):
     """Train the student's ShowTellRNN with the kit's loop and the student's caption_loss on the grids in

@@ -10,6 +10,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from autograder.sample import replace_once
 from shared.parts import MODULES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,10 +26,7 @@ class Variant:
     why: str = ""
 
     def apply(self, text: str) -> str:
-        count = text.count(self.old)
-        if count != 1:
-            raise AssertionError(f"variant {self.part}/{self.name}: the snippet occurs {count} times in the reference")
-        return text.replace(self.old, self.new)
+        return replace_once(text, self.old, self.new, f"variant {self.part}/{self.name}")
 
 
 def all_variants() -> list[Variant]:

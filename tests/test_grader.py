@@ -1,0 +1,121 @@
+"""The grader as a whole: the rubric matches the checks, the reference earns full marks, the stubs earn
+nothing and grading still finishes, a missing module costs only its part, grading is deterministic, and
+results.json follows Gradescope's format without leaking hidden material."""
+import json
+import shutil
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from autograder import rubric as rubric_mod
+from autograder.__main__ import main as cli
+from autograder.checks import all_checks
+from autograder.engine import grade
+from autograder.results import gradescope_results
+from autograder.sample import build as build_sample
+from shared.parts import MODULES
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = json.loads((ROOT / "tests" / "schemas" / "gradescope_results.schema.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def reference_report():
+    return grade(ROOT / "solutions")
+
+
+@pytest.fixture(scope="module")
+def stub_report():
+    return grade(ROOT / "assignments")
+
+
+def test_rubric_and_checks_agree():
+    rubric = rubric_mod.load()
+    checks = all_checks()
+    assert set(rubric) == set(MODULES), "every part needs rubric entries"
+    for part in MODULES:
+        assert [c.name for c in checks[part]] == list(rubric[part]), f"{part}: rubric and checks differ"
+        kinds = {e.visibility for e in rubric[part].values()}
+        assert kinds == {"public", "hidden"}, f"{part}: expected public and hidden checks, got {kinds}"
+
+
+def test_a_malformed_rubric_is_rejected(tmp_path):
+    bad = tmp_path / "rubric.json"
+    bad.write_text(json.dumps({"version": 1, "parts": {"bleu": {"checks": {"x": {"points": -1, "visibility": "public"}}}}}))
+    with pytest.raises(jsonschema.ValidationError):
+        rubric_mod.load(bad)
+
+
+def test_reference_scores_full_marks_on_every_part(reference_report):
+    failed = [f"{r.part}/{r.name}: {r.output} | {r.staff_note}" for r in reference_report.results if not r.passed]
+    assert not failed, "\n".join(failed)
+    assert set(reference_report.part_totals()) == set(MODULES)
+
+
+def test_stubs_score_zero_on_every_part_and_grading_finishes(stub_report):
+    totals = stub_report.part_totals()
+    assert set(totals) == set(MODULES)
+    assert all(got == 0 for got, _ in totals.values()), totals
+    assert all("not implemented" in r.output or "NotImplementedError" in r.output for r in stub_report.results)
+
+
+def test_grading_twice_gives_identical_results(reference_report):
+    again = grade(ROOT / "solutions")
+    first = [(r.number, r.name, r.score, r.output) for r in reference_report.results]
+    assert first == [(r.number, r.name, r.score, r.output) for r in again.results]
+
+
+def test_results_json_follows_gradescope_and_hides_hidden_details(stub_report, reference_report):
+    for report in (stub_report, reference_report):
+        document = gradescope_results(report)
+        jsonschema.validate(document, SCHEMA)
+        assert document["score"] == sum(t["score"] for t in document["tests"])
+        for test, result in zip(document["tests"], report.results):
+            assert result.part in test["tags"]
+            if result.visibility == "hidden" and not result.passed:
+                assert test["output"].startswith(f"failed: {result.description}") or \
+                    test["output"].startswith("your code raised ") or "timed out" in test["output"], test["output"]
+                assert "Traceback" not in test["output"] and "File \"" not in test["output"]
+
+
+def test_a_missing_module_costs_only_its_part(tmp_path):
+    submission = tmp_path / "submission"
+    submission.mkdir()
+    shutil.copy(ROOT / "solutions" / "bleu.py", submission / "bleu.py")
+    report = grade(submission, parts=("bleu", "decoding"))
+    totals = report.part_totals()
+    assert totals["bleu"][0] == totals["bleu"][1]
+    assert totals["decoding"][0] == 0
+    assert all(r.output == "decoding.py is missing from the submission" for r in report.results if r.part == "decoding")
+
+
+def test_cli_grades_the_sample_and_writes_results_json(tmp_path, capsys):
+    out = tmp_path / "results.json"
+    assert cli(["demo", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    document = json.loads(out.read_text())
+    jsonschema.validate(document, SCHEMA)
+    totals = {}
+    for t in document["tests"]:
+        part = t["tags"][0]
+        got, of = totals.get(part, (0, 0))
+        totals[part] = (got + t["score"], of + t["max_score"])
+    assert totals["show_and_tell"][0] == totals["show_and_tell"][1] and totals["attention"][0] == totals["attention"][1]
+    for part in ("decoding", "bleu", "reinforce", "lstm_a", "stylenet"):
+        assert totals[part][0] < totals[part][1], part
+    assert "PASS" in printed and "FAIL" in printed and "stylenet.py is missing" in printed
+
+
+def test_cli_check_runs_only_public_checks(capsys):
+    assert cli(["check", str(ROOT / "solutions"), "--part", "decoding"]) == 0
+    printed = capsys.readouterr().out
+    public = [n for n, e in rubric_mod.load()["decoding"].items() if e.visibility == "public"]
+    assert all(name in printed for name in public)
+    hidden = [n for n, e in rubric_mod.load()["decoding"].items() if e.visibility == "hidden"]
+    assert not any(name in printed for name in hidden)
+
+
+def test_sample_submission_builds_from_the_current_sources(tmp_path):
+    folder = build_sample(tmp_path / "sample")
+    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{m}.py" for m in MODULES if m != "stylenet")
