@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from functools import cached_property
 from pathlib import Path
@@ -30,9 +31,13 @@ def hidden_seed() -> int:
 class GradingContext:
     """Shared by every check of one grading run."""
 
-    def __init__(self, scratch: Path, seed: int | None = None):
-        self.scratch = Path(scratch)
+    def __init__(self, scratch: Path, shared: Path | None = None, seed: int | None = None):
+        self.scratch = Path(scratch)         # the grader's own folder: nobody else reads it
         self.scratch.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.scratch, 0o700)
+        self.shared = Path(shared) if shared is not None else self.scratch / "shared"   # inputs for workers
+        self.shared.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.shared, 0o755)
         self.seed = hidden_seed() if seed is None else seed
         self._reference_seconds: dict[str, float] = {}
         self._files: dict[str, Path] = {}
@@ -42,13 +47,21 @@ class GradingContext:
         """The hidden data set: 6000 training and 400 test scenes from the hidden seed (encoder outputs cached)."""
         return load_data(train_seed=self.seed, test_seed=self.seed + 1, cache=True)
 
-    def share(self, name: str, make: Callable[[], dict], directory: Path) -> str:
-        """Write `make()` (a dict of tensors) once to `directory/name.pt` for a worker to load; return the path.
+    def share(self, name: str, make: Callable[[], dict]) -> str:
+        """Write `make()` (plain data) once to shared/<name>.pt for a worker to load; return the path.
         Only inputs go there, never references or expected outputs."""
-        path = Path(directory) / f"{name}.pt"
+        path = self.shared / f"{name}.pt"
         if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
             torch.save(make(), path)
+            os.chmod(path, 0o644)
+        return str(path)
+
+    def share_file(self, source: Path) -> str:
+        """A world-readable copy of `source` in shared/ (once per run); return its path."""
+        path = self.shared / Path(source).name
+        if not path.exists():
+            shutil.copyfile(source, path)
+            os.chmod(path, 0o644)
         return str(path)
 
     def budget(self, key: str, reference_run: Callable[[], None], scale: float = 1.0) -> float:

@@ -7,6 +7,7 @@ its loss, attention before hard attention).
 """
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 import traceback
@@ -20,11 +21,20 @@ from autograder.checks import Check, checks_of
 from autograder.compare import CheckFailed
 from autograder.context import GradingContext
 from autograder.sandbox.client import StudentError, Worker, WorkerDied, remove_tree
+from autograder.sandbox.isolation import Isolation, build_runtime, detect
 from autograder.sandbox.staging import StagingError
 from shared.parts import BY_MODULE, MODULES
 
 GRADING_ORDER = ("bleu", "decoding", "show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")
 assert sorted(GRADING_ORDER) == sorted(MODULES)
+# The reference modules a part's worker may hold (for training and decoding): only parts graded before it.
+REFERENCES = {"bleu": (), "decoding": (), "show_and_tell": ("decoding",),
+              "attention": ("decoding", "show_and_tell"), "reinforce": ("decoding", "show_and_tell", "attention"),
+              "lstm_a": ("decoding", "show_and_tell"), "stylenet": ("decoding", "show_and_tell")}
+assert all(GRADING_ORDER.index(r) < GRADING_ORDER.index(p) for p, refs in REFERENCES.items() for r in refs)
+SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+# Wall-clock seconds a part may take in all (worker start-ups, every check, training included).
+PART_TIME_LIMIT = 300.0
 
 
 @dataclass
@@ -105,12 +115,18 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
     started = time.monotonic()
     own_scratch = scratch is None
     scratch = Path(tempfile.mkdtemp(prefix="captionkit-grade-")) if own_scratch else Path(scratch)
-    ctx = ctx or GradingContext(scratch=scratch / "grader")
+    scratch.mkdir(parents=True, exist_ok=True)
+    os.chmod(scratch, 0o711)  # the sandbox user may pass through to what it is given, and list nothing
+    isolation = detect()
+    report.notes.append(isolation.note)
+    runtime = build_runtime(scratch / "runtime")
+    ctx = ctx or GradingContext(scratch=scratch / "grader", shared=scratch / "shared")
     try:
         for part in GRADING_ORDER:
             if parts is not None and part not in parts:
                 continue
-            report.results.extend(_grade_part(part, Path(submission), scratch / part, ctx, rubric.get(part, {}), public_only))
+            report.results.extend(_grade_part(part, Path(submission), scratch / part, ctx, rubric.get(part, {}),
+                                              public_only, runtime, isolation))
     finally:
         if own_scratch:
             remove_tree(scratch)
@@ -121,7 +137,8 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
 
 
 def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
-                entries: dict[str, rubric_mod.Entry], public_only: bool) -> list[CheckResult]:
+                entries: dict[str, rubric_mod.Entry], public_only: bool, runtime: Path,
+                isolation: Isolation) -> list[CheckResult]:
     # Only checks with a rubric entry are graded; tests/test_grader.py fails when the two disagree.
     checks = [c for c in checks_of(part) if c.name in entries and (not public_only or entries[c.name].visibility == "public")]
     part_number = BY_MODULE[part].number
@@ -132,8 +149,10 @@ def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
         return CheckResult(part, chk.name, f"{part_number}.{i + 1}", chk.description,
                            entry.points if passed else 0.0, entry.points, entry.visibility, output, seconds, note)
 
+    references = {name: (SOLUTIONS / f"{name}.py").read_text() for name in REFERENCES[part]}
     try:
-        worker = Worker(part, submission, scratch)
+        worker = Worker(part, submission, scratch, runtime, isolation, references,
+                        deadline=time.monotonic() + PART_TIME_LIMIT)
     except StagingError as exc:
         return [result(i, c, False, str(exc), 0.0) for i, c in enumerate(checks)]
     try:

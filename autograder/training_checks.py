@@ -17,8 +17,8 @@ def share_split(ctx: GradingContext, with_attributes: bool = False) -> str:
     def make():
         data = ctx.data
         return {"tokens": data.train.scenes.tokens, "targets": list(data.train.scenes.targets),
-                "encoder_file": str(data.cache_file)}
-    return ctx.share("hidden-split", make, ctx.scratch / "shared")
+                "encoder_file": ctx.share_file(data.cache_file)}
+    return ctx.share("hidden-split", make)
 
 
 def predicted_tokens(out, n: int, key: str = "tokens") -> torch.Tensor:

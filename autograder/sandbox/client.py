@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder.sandbox import protocol
+from autograder.sandbox.isolation import Isolation, sweep
 from autograder.sandbox.staging import stage
 
 STARTUP_TIMEOUT = 60.0
@@ -35,44 +36,69 @@ class WorkerDied(Exception):
 
 @dataclass
 class Limits:
-    """Resource limits for a worker (applied by the sandbox when it can)."""
-    memory_bytes: int = 3 * 1024 ** 3
-    file_bytes: int = 16 * 1024 ** 2
-    processes: int = 64
-    cpu_seconds: int = 600
+    """Resource limits of a worker, set by the worker on itself before it imports student code."""
+    memory_bytes: int = 3 * 1024 ** 3      # address space: torch needs about 1 GiB to import
+    file_bytes: int = 16 * 1024 ** 2       # the largest file it may write (its output file included)
+    processes: int = 64                    # per user: enforced for the sandbox user, not for root
+    cpu_seconds: int = 900                 # a backstop: wall-clock limits per call and per part come first
 
 
 class Worker:
-    """One worker process serving one part's recipes over a pair of pipes."""
+    """One worker process serving one part's recipes over a pair of pipes.
 
-    def __init__(self, module: str, submission: Path, scratch: Path, limits: Limits | None = None):
+    `scratch` is this part's folder: staging/ (the module, read-only to the worker), work/ (the worker's
+    current and home folder, owned by the sandbox user) and output.txt (what the student's code printed).
+    `references` maps earlier parts' names to their reference source, installed in the worker's memory.
+    """
+
+    def __init__(self, module: str, submission: Path, scratch: Path, runtime: Path, isolation: Isolation,
+                 references: dict[str, str] | None = None, limits: Limits | None = None,
+                 deadline: float | None = None):
         self.module = module
         self.scratch = Path(scratch)
+        self.runtime, self.isolation = Path(runtime), isolation
+        self.references = references or {}
         self.limits = limits or Limits()
+        self.deadline = deadline
         self.proc: subprocess.Popen | None = None
         self.dead_reason: str | None = None
         self.import_error: StudentError | None = None
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.scratch, 0o711)
         self.staging = stage(module, Path(submission), self.scratch / "staging")
+        os.chmod(self.staging, 0o755)
+        os.chmod(self.staging / f"{module}.py", 0o644)
         self._start()
 
     # -- lifecycle -----------------------------------------------------------------------------
     def _start(self) -> None:
+        work = self.scratch / "work"
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir()
+        os.chmod(work, 0o700)
+        self.isolation.owns(work)
+        self.work = work
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
-        self.scratch.mkdir(parents=True, exist_ok=True)
-        self.stdout = open(self.scratch / "stdout.txt", "wb")
-        cmd = [sys.executable, "-I", "-m", "autograder.sandbox.worker", "--module", self.module,
-               "--staging", str(self.staging), "--requests", str(req_r), "--replies", str(rep_w)]
+        self.stdout = open(self.scratch / "output.txt", "ab")
+        os.chmod(self.scratch / "output.txt", 0o600)
+        lim = self.limits
+        cmd = [*self.isolation.prefix, sys.executable, "-I", "-B", "--check-hash-based-pycs", "always",
+               "-X", "faulthandler", str(self.runtime / "autograder" / "sandbox" / "worker.py"),
+               "--module", self.module, "--staging", str(self.staging),
+               "--requests", str(req_r), "--replies", str(rep_w), "--memory", str(lim.memory_bytes),
+               "--cpu", str(lim.cpu_seconds), "--file-size", str(lim.file_bytes), "--processes", str(lim.processes)]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.stdout, stderr=subprocess.STDOUT,
-                                     pass_fds=(req_r, rep_w), cwd=self.scratch, start_new_session=True,
+                                     pass_fds=(req_r, rep_w), cwd=work, start_new_session=True,
                                      env=self._environment())
         os.close(req_r)
         os.close(rep_w)
         self.requests, self.replies = req_w, rep_r
         try:
+            protocol.send(self.requests, {"references": self.references})
             hello = protocol.receive(self.replies, timeout=STARTUP_TIMEOUT)
-        except (protocol.ChannelClosed, protocol.ChannelTimeout, protocol.MessageTooLarge) as exc:
-            self.kill(f"the worker did not start ({type(exc).__name__})")
+        except (protocol.ChannelClosed, protocol.ChannelTimeout, protocol.MessageTooLarge, BrokenPipeError) as exc:
+            self.kill(f"the worker did not start ({type(exc).__name__}; see {self.scratch / 'output.txt'})")
             return
         if not isinstance(hello, dict) or not hello.get("ready"):
             err = hello.get("error", {}) if isinstance(hello, dict) else {}
@@ -82,24 +108,24 @@ class Worker:
 
     def _environment(self) -> dict:
         """A scrubbed environment: nothing of the grader's but what Python and torch need."""
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(self.scratch), "LANG": "C.UTF-8",
-               "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
-               "PYTHONHASHSEED": "0", "CAPTIONKIT_CACHE": str(self.scratch / "cache")}
-        return env
+        return {"PATH": "/usr/bin:/bin", "HOME": str(self.work), "TMPDIR": str(self.work), "LANG": "C.UTF-8",
+                "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTHONHASHSEED": "0", "CUDA_VISIBLE_DEVICES": os.environ.get("CAPTIONKIT_WORKER_CUDA", "")}
 
     @property
     def alive(self) -> bool:
         return self.proc is not None and self.dead_reason is None and self.proc.poll() is None
 
     def kill(self, reason: str) -> None:
-        """Kill the worker's whole process group and remember why."""
+        """Kill the worker's whole process group, then every process of the sandbox user; remember why."""
         if self.dead_reason is None:
             self.dead_reason = reason
-        if self.proc is not None and self.proc.poll() is None:
+        if self.proc is not None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
+            except (ProcessLookupError, PermissionError):
                 pass
+        sweep(self.isolation)
         if self.proc is not None:
             try:
                 self.proc.wait(timeout=10)
@@ -116,6 +142,7 @@ class Worker:
     def close(self) -> None:
         self.kill("closed")
         self.stdout.close()
+        shutil.rmtree(self.work, ignore_errors=True)
 
     def restart(self) -> None:
         """A fresh worker for the same part (after a crash or a timeout in one check)."""
@@ -132,12 +159,23 @@ class Worker:
         overran `timeout` seconds (it is then killed)."""
         if not self.alive:
             raise WorkerDied(self.dead_reason or "the worker is not running")
+        if self.deadline is not None:
+            left = self.deadline - time.monotonic()
+            if left <= 0:
+                self.kill("the part's time limit was reached")
+                raise WorkerDied(self.dead_reason)
+            if left < timeout:
+                timeout, part_limit = left, True
+            else:
+                part_limit = False
+        else:
+            part_limit = False
         started = time.monotonic()
         try:
             protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs})
             reply = protocol.receive(self.replies, timeout=timeout)
         except protocol.ChannelTimeout:
-            self.kill(f"timed out after {timeout:.0f} s")
+            self.kill("the part's time limit was reached" if part_limit else f"timed out after {timeout:.0f} s")
             raise WorkerDied(self.dead_reason)
         except (protocol.ChannelClosed, BrokenPipeError):
             code = self.proc.wait(timeout=10)
@@ -158,7 +196,7 @@ class Worker:
     def output_tail(self, limit: int = 2000) -> str:
         """The last `limit` bytes the student's code printed (for instructors)."""
         self.stdout.flush()
-        path = self.scratch / "stdout.txt"
+        path = self.scratch / "output.txt"
         data = path.read_bytes()[-limit:] if path.exists() else b""
         return data.decode("utf-8", "replace")
 

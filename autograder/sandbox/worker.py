@@ -1,19 +1,71 @@
 """The worker: the only process that imports student code.
 
-Started by autograder.sandbox.client with one part's module staged alone in a folder. It imports
-that module, then answers requests `{"recipe": name, "kwargs": {...}}` with `{"ok": result}` or
-`{"error": {...}}` until the channel closes. Requests and replies are plain data
-(autograder.sandbox.protocol); student output goes to the files the client gave as stdout/stderr.
+Started by autograder.sandbox.client from a copy of the code it needs (isolation.build_runtime), with one
+part's module staged alone in a folder. In order, before any student code runs, it limits its own
+resources (an unprivileged process cannot raise them back), caps its printed output, and installs the
+reference modules of earlier parts that the grader sent it (in memory: the files stay unreadable). Then
+it imports the student's module and answers requests `{"recipe": name, "kwargs": {...}}` with
+`{"ok": result}` or `{"error": {...}}` until the channel closes. Requests and replies are plain data
+(autograder.sandbox.protocol).
 
-    python -m autograder.sandbox.worker --module decoding --staging DIR --requests FD --replies FD
+    python -I -B RUNTIME/autograder/sandbox/worker.py --module decoding --staging DIR --requests FD --replies FD
 """
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import io
 import os
+import resource
 import sys
 import traceback
+import types
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+PRINT_CAP = 64 * 1024  # bytes of student output kept per stream; the rest is counted and dropped
+
+
+class CappedStream(io.TextIOBase):
+    """A text stream that passes the first PRINT_CAP bytes to `target` and drops the rest."""
+
+    def __init__(self, target):
+        self.target, self.written, self.dropped = target, 0, 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        data = str(text)
+        room = max(PRINT_CAP - self.written, 0)
+        if room:
+            self.target.write(data[:room])
+            self.target.flush()
+        self.written += min(len(data), room)
+        self.dropped += max(len(data) - room, 0)
+        return len(data)
+
+
+def limit_resources(memory: int, cpu: int, file_size: int, processes: int) -> None:
+    """Soft and hard limits at once, so the student's code cannot raise them."""
+    for name, value in (("RLIMIT_AS", memory), ("RLIMIT_CPU", cpu), ("RLIMIT_FSIZE", file_size),
+                        ("RLIMIT_NPROC", processes), ("RLIMIT_CORE", 0), ("RLIMIT_NOFILE", 256)):
+        try:
+            resource.setrlimit(getattr(resource, name), (value, value))
+        except (ValueError, OSError):  # already lower, or not settable here
+            pass
+
+
+def install_references(sources: dict[str, str]) -> None:
+    """Make `solutions.<part>` importable from source text held in memory."""
+    package = types.ModuleType("solutions")
+    package.__path__ = []
+    sys.modules["solutions"] = package
+    for name, text in sources.items():
+        module = types.ModuleType(f"solutions.{name}")
+        sys.modules[module.__name__] = module
+        exec(compile(text, f"<reference {name}>", "exec"), module.__dict__)
+        setattr(package, name, module)
 
 
 def _student_frames(exc: BaseException, staging: str) -> str:
@@ -61,12 +113,15 @@ def import_student(module: str, staging: str):
 def serve(module: str, staging: str, requests: int, replies: int) -> None:
     import torch
 
-    from autograder import recipes
     from autograder.sandbox import protocol
     from autograder.sandbox.forbidden import forbid
 
     torch.set_num_threads(1)
+    setup = protocol.receive(requests)
+    install_references(setup.get("references", {}))
+    from autograder import recipes
     registry = recipes.load(module)
+    sys.stdout, sys.stderr = CappedStream(sys.stdout), CappedStream(sys.stderr)
     try:
         student = import_student(module, os.path.realpath(staging))
     except BaseException as exc:  # a syntax error, an exception at import, even SystemExit
@@ -100,8 +155,16 @@ def main() -> None:
     parser.add_argument("--staging", required=True)
     parser.add_argument("--requests", type=int, required=True)
     parser.add_argument("--replies", type=int, required=True)
+    parser.add_argument("--memory", type=int, required=True)
+    parser.add_argument("--cpu", type=int, required=True)
+    parser.add_argument("--file-size", type=int, required=True)
+    parser.add_argument("--processes", type=int, required=True)
     args = parser.parse_args()
-    serve(args.module, args.staging, args.requests, args.replies)
+    limit_resources(args.memory, args.cpu, args.file_size, args.processes)
+    try:
+        serve(args.module, args.staging, args.requests, args.replies)
+    finally:
+        os._exit(0)  # skip atexit handlers and threads the student's code may have left behind
 
 
 if __name__ == "__main__":
