@@ -3,6 +3,7 @@
     python -m autograder grade SUBMISSION_DIR [--json PATH] [--public-only] [--part MODULE ...]
     python -m autograder check [DIR]     # the public checks on your working copy (default: assignments/)
     python -m autograder demo [--json PATH]   # grade the bundled, partly correct sample submission
+    python -m autograder batch SUBMISSIONS --out DIR [--jobs N] [--force]   # a whole class, for TAs
 """
 from __future__ import annotations
 
@@ -21,12 +22,29 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--json", type=Path, help="write Gradescope's results.json here")
     g.add_argument("--public-only", action="store_true", help="run only the public checks")
     g.add_argument("--part", action="append", choices=MODULES, help="grade only this part (repeatable)")
+    g.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)  # benchmarks only: no sandbox
     c = sub.add_parser("check", help="run the public checks on a working copy of the assignment")
     c.add_argument("folder", type=Path, nargs="?", default=Path("assignments"))
     c.add_argument("--part", action="append", choices=MODULES, help="check only this part (repeatable)")
     d = sub.add_parser("demo", help="grade the bundled sample submission (partly correct)")
     d.add_argument("--json", type=Path, help="write Gradescope's results.json here")
+    b = sub.add_parser("batch", help="grade every submission in a folder (Gradescope export, folders or zips)")
+    b.add_argument("submissions", type=Path)
+    b.add_argument("--out", type=Path, required=True, help="where results, grades.csv and histograms.png go")
+    b.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
+    b.add_argument("--force", action="store_true", help="regrade submissions that already have results")
     args = parser.parse_args(argv)
+
+    if args.command == "batch":
+        from autograder import batch
+        from autograder.intake import IntakeError
+        try:
+            rows = batch.run(args.submissions, args.out, jobs=args.jobs, force=args.force)
+        except IntakeError as exc:
+            parser.error(str(exc))
+        print(f"graded {sum(r['status'] == 'graded' for r in rows)} of {len(rows)} submissions; "
+              f"wrote {args.out / 'grades.csv'} and {args.out / 'histograms.png'}")
+        return 0
 
     import tempfile
 
@@ -44,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{folder}: not a folder")
         public_only = args.command == "check" or getattr(args, "public_only", False)
         parts = tuple(args.part) if getattr(args, "part", None) else None
-        report = grade(folder, public_only=public_only, parts=parts)
+        report = grade(folder, public_only=public_only, parts=parts, in_process=getattr(args, "in_process", False))
     print(table(report))
     if getattr(args, "json", None):
         write_json_atomic(gradescope_results(report), args.json)

@@ -20,7 +20,7 @@ from autograder import rubric as rubric_mod
 from autograder.checks import Check, checks_of
 from autograder.compare import CheckFailed
 from autograder.context import GradingContext
-from autograder.sandbox.client import StudentError, Worker, WorkerDied, remove_tree
+from autograder.sandbox.client import StudentError, WorkerDied, remove_tree
 from autograder.sandbox.isolation import Isolation, build_runtime, detect
 from autograder.sandbox.staging import StagingError
 from shared.parts import BY_MODULE, MODULES
@@ -107,8 +107,11 @@ def _run_check(chk: Check, worker: Worker, ctx: GradingContext, visible: bool) -
 
 
 def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...] | None = None,
-          scratch: Path | None = None, ctx: GradingContext | None = None) -> GradeReport:
-    """Grade every part (or `parts`) of the submission folder; never raises for a bad submission."""
+          scratch: Path | None = None, ctx: GradingContext | None = None, in_process: bool = False) -> GradeReport:
+    """Grade every part (or `parts`) of the submission folder; never raises for a bad submission.
+
+    in_process=True imports student code into this process instead of a sandboxed worker: for measuring the
+    sandbox's cost only (benchmarks/sandbox_overhead.py), never for grading anyone."""
     torch.set_num_threads(1)
     rubric = rubric_mod.load()
     report = GradeReport()
@@ -126,7 +129,7 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
             if parts is not None and part not in parts:
                 continue
             report.results.extend(_grade_part(part, Path(submission), scratch / part, ctx, rubric.get(part, {}),
-                                              public_only, runtime, isolation))
+                                              public_only, runtime, isolation, in_process))
     finally:
         if own_scratch:
             remove_tree(scratch)
@@ -138,7 +141,7 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
 
 def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                 entries: dict[str, rubric_mod.Entry], public_only: bool, runtime: Path,
-                isolation: Isolation) -> list[CheckResult]:
+                isolation: Isolation, in_process: bool = False) -> list[CheckResult]:
     # Only checks with a rubric entry are graded; tests/test_grader.py fails when the two disagree.
     checks = [c for c in checks_of(part) if c.name in entries and (not public_only or entries[c.name].visibility == "public")]
     part_number = BY_MODULE[part].number
@@ -150,6 +153,10 @@ def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                            entry.points if passed else 0.0, entry.points, entry.visibility, output, seconds, note)
 
     references = {name: (SOLUTIONS / f"{name}.py").read_text() for name in REFERENCES[part]}
+    if in_process:
+        from autograder.sandbox.inprocess import InProcessWorker as Worker  # noqa: N814 (benchmarks only)
+    else:
+        from autograder.sandbox.client import Worker
     try:
         worker = Worker(part, submission, scratch, runtime, isolation, references,
                         deadline=time.monotonic() + PART_TIME_LIMIT)

@@ -98,7 +98,7 @@ class Worker:
             protocol.send(self.requests, {"references": self.references})
             hello = protocol.receive(self.replies, timeout=STARTUP_TIMEOUT)
         except (protocol.ChannelClosed, protocol.ChannelTimeout, protocol.MessageTooLarge, BrokenPipeError) as exc:
-            self.kill(f"the worker did not start ({type(exc).__name__}; see {self.scratch / 'output.txt'})")
+            self.kill(f"the worker did not start ({type(exc).__name__})")
             return
         if not isinstance(hello, dict) or not hello.get("ready"):
             err = hello.get("error", {}) if isinstance(hello, dict) else {}
