@@ -4,6 +4,7 @@
     python -m autograder check [DIR]     # the public checks on your working copy (default: assignments/)
     python -m autograder demo [--json PATH]   # grade the bundled, partly correct sample submission
     python -m autograder batch SUBMISSIONS --out DIR [--jobs N] [--force]   # a whole class, for TAs
+    python -m autograder gradescope-zip --out autograder.zip [--seed N | --new-seed]
 """
 from __future__ import annotations
 
@@ -33,8 +34,23 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--out", type=Path, required=True, help="where results, grades.csv and histograms.png go")
     b.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
     b.add_argument("--force", action="store_true", help="regrade submissions that already have results")
+    z = sub.add_parser("gradescope-zip", help="build the Gradescope autograder zip")
+    z.add_argument("--out", type=Path, default=Path("autograder.zip"))
+    seed = z.add_mutually_exclusive_group()
+    seed.add_argument("--seed", type=int, help="hidden data seed to put in the zip (default: autograder/hidden)")
+    seed.add_argument("--new-seed", action="store_true", help="draw a fresh hidden data seed for this zip")
+    r = sub.add_parser("gradescope-run", help="inside Gradescope's container: grade ROOT/submission")
+    r.add_argument("--root", type=Path, default=Path("/autograder"))
     args = parser.parse_args(argv)
 
+    if args.command == "gradescope-zip":
+        from autograder import gradescope
+        path = gradescope.build_zip(args.out, gradescope.new_seed() if args.new_seed else args.seed)
+        print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
+        return 0
+    if args.command == "gradescope-run":
+        from autograder import gradescope
+        return gradescope.run(args.root)
     if args.command == "batch":
         from autograder import batch
         from autograder.intake import IntakeError

@@ -1,0 +1,119 @@
+"""The Gradescope path end to end: build the zip, install it into a simulated /autograder tree the way
+setup.sh does on Gradescope (a fresh virtual environment), and run run_autograder on the reference, the
+stubs and a hostile submission. results.json must validate, score right, and show nothing hidden."""
+import json
+import os
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from autograder.gradescope import build_zip
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = json.loads((ROOT / "tests" / "schemas" / "gradescope_results.schema.json").read_text())
+HIDDEN_SEED = 123456789
+
+HOSTILE_BLEU = '''
+import json, os, pathlib
+# Try to award ourselves full marks and read what we must not.
+for path in ("/autograder/results/results.json", os.environ.get("AUTOGRADER_RESULTS", "")):
+    try:
+        pathlib.Path(path).write_text(json.dumps({"score": 1000, "tests": []}))
+    except Exception:
+        pass
+LEAKED = []
+for base in (os.environ.get("AUTOGRADER_SOURCE", ""),):
+    try:
+        LEAKED.append(pathlib.Path(base, "autograder", "hidden", "seed.json").read_text())
+    except Exception:
+        pass
+def ngram_counts(tokens, n):
+    raise ValueError("leaked: " + "|".join(LEAKED))
+'''
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """A simulated /autograder: the zip extracted into source/, run_autograder beside it, setup.sh run."""
+    root = tmp_path_factory.mktemp("gradescope") / "autograder"
+    archive = build_zip(root.parent / "autograder.zip", seed=HIDDEN_SEED)
+    with zipfile.ZipFile(archive) as zf:
+        names = zf.namelist()
+        assert "setup.sh" in names and "run_autograder" in names
+        assert not any(n.startswith(("tests/", "assignments/", ".git")) for n in names)
+        zf.extractall(root / "source")
+    shutil.copy(root / "source" / "run_autograder", root / "run_autograder")
+    os.chmod(root / "run_autograder", 0o755)
+    os.chmod(root.parent, 0o755)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "CAPTIONKIT_SKIP_APT": "1"}
+    env.pop("CAPTIONKIT_CACHE", None)
+    subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env, check=True, timeout=900,
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    return root
+
+
+def run_autograder(root: Path, files: dict[str, Path | str]) -> dict:
+    submission = root / "submission"
+    shutil.rmtree(submission, ignore_errors=True)
+    submission.mkdir()
+    for name, content in files.items():
+        target = submission / name
+        if isinstance(content, Path):
+            shutil.copy(content, target)
+        else:
+            target.write_text(content)
+    env = {"PATH": os.environ["PATH"], "AUTOGRADER_ROOT": str(root), "AUTOGRADER_SOURCE": str(root / "source"),
+           "AUTOGRADER_RESULTS": str(root / "results" / "results.json")}
+    subprocess.run([str(root / "run_autograder")], env=env, check=True, timeout=900,
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    document = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(document, SCHEMA)
+    return document
+
+
+def part_totals(document: dict) -> dict[str, tuple[float, float]]:
+    totals = {}
+    for test in document["tests"]:
+        got, out_of = totals.get(test["tags"][0], (0.0, 0.0))
+        totals[test["tags"][0]] = (got + test["score"], out_of + test["max_score"])
+    return totals
+
+
+def visible_text(document: dict) -> str:
+    return document.get("output", "") + "".join(t["name"] + t["output"] for t in document["tests"])
+
+
+def test_the_source_is_root_only_after_setup(installed):
+    assert (installed / "source").stat().st_mode & 0o077 == 0
+
+
+def test_reference_earns_full_marks(installed):
+    document = run_autograder(installed, {f"{p.stem}.py": p for p in sorted((ROOT / "solutions").glob("[!_]*.py"))})
+    totals = part_totals(document)
+    assert len(totals) == 7 and all(got == out_of for got, out_of in totals.values()), totals
+    assert document["score"] == sum(out_of for _, out_of in totals.values())
+
+
+def test_stubs_earn_nothing_and_a_zip_upload_is_read(installed, tmp_path):
+    upload = tmp_path / "upload.zip"
+    with zipfile.ZipFile(upload, "w") as zf:
+        for path in sorted((ROOT / "assignments").glob("[!_]*.py")):
+            zf.write(path, f"my_work/{path.name}")
+    document = run_autograder(installed, {"upload.zip": upload})
+    totals = part_totals(document)
+    assert len(totals) == 7 and all(got == 0 for got, _ in totals.values()), totals
+    assert "not implemented" in visible_text(document)
+
+
+def test_a_hostile_submission_changes_nothing_and_sees_nothing(installed):
+    document = run_autograder(installed, {"bleu.py": HOSTILE_BLEU, "decoding.py": ROOT / "solutions" / "decoding.py"})
+    totals = part_totals(document)
+    assert totals["bleu"][0] == 0 and totals["decoding"][0] == totals["decoding"][1]
+    assert document["score"] == totals["decoding"][1]
+    text = visible_text(document)
+    assert str(HIDDEN_SEED) not in text
+    assert "leaked: " in text or "your code raised ValueError" in text
