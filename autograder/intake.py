@@ -41,10 +41,13 @@ def _gradescope_names(root: Path) -> dict[str, str]:
         data = yaml.safe_load(meta.read_text()) or {}
     except Exception:  # names are a convenience; ids still identify every submission
         return {}
+    def plain(mapping):  # Gradescope writes Ruby symbols: ":submitters:" parses as the key ":submitters"
+        return {str(k).strip(":"): v for k, v in mapping.items()} if isinstance(mapping, dict) else {}
+
     names = {}
     for key, entry in data.items():
-        submitters = (entry or {}).get(":submitters:") or (entry or {}).get("submitters") or []
-        people = [str(s.get(":name:") or s.get("name") or "") for s in submitters if isinstance(s, dict)]
+        submitters = plain(entry).get("submitters") or []
+        people = [str(plain(s).get("name") or "") for s in submitters]
         names[str(key)] = ", ".join(p for p in people if p)
     return names
 
@@ -69,8 +72,8 @@ def _vet(info: zipfile.ZipInfo) -> PurePosixPath:
     path = PurePosixPath(info.filename)
     if path.is_absolute() or ".." in path.parts or info.filename.startswith(("/", "\\")) or "\\" in info.filename:
         raise IntakeError(f"unsafe path in the zip: {info.filename!r}")
-    mode = info.external_attr >> 16
-    if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+    kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip records no file type
+    if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
         raise IntakeError(f"links and special files are not allowed in the zip: {info.filename!r}")
     return path
 
