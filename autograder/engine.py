@@ -172,6 +172,7 @@ def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                     for i, c in enumerate(checks)]
         for i, chk in enumerate(checks):
             t0 = time.monotonic()
+            worker.check_deadline = t0 + chk.timeout
             visible = entries[chk.name].visibility == "public"
             passed, output, note = _run_check(chk, worker, ctx, visible)
             results.append(result(i, chk, passed, output, time.monotonic() - t0, note))

@@ -60,6 +60,7 @@ class Worker:
         self.references = references or {}
         self.limits = limits or Limits()
         self.deadline = deadline
+        self.check_deadline: float | None = None   # set by the engine for each check
         self.proc: subprocess.Popen | None = None
         self.dead_reason: str | None = None
         self.import_error: StudentError | None = None
@@ -159,23 +160,22 @@ class Worker:
         overran `timeout` seconds (it is then killed)."""
         if not self.alive:
             raise WorkerDied(self.dead_reason or "the worker is not running")
-        if self.deadline is not None:
-            left = self.deadline - time.monotonic()
+        limit_name = None
+        for name, deadline in (("the check's time limit", self.check_deadline), ("the part's time limit", self.deadline)):
+            if deadline is None:
+                continue
+            left = deadline - time.monotonic()
             if left <= 0:
-                self.kill("the part's time limit was reached")
+                self.kill(f"{name} was reached")
                 raise WorkerDied(self.dead_reason)
             if left < timeout:
-                timeout, part_limit = left, True
-            else:
-                part_limit = False
-        else:
-            part_limit = False
+                timeout, limit_name = left, name
         started = time.monotonic()
         try:
             protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs})
             reply = protocol.receive(self.replies, timeout=timeout)
         except protocol.ChannelTimeout:
-            self.kill("the part's time limit was reached" if part_limit else f"timed out after {timeout:.0f} s")
+            self.kill(f"{limit_name} was reached" if limit_name else f"timed out after {timeout:.0f} s")
             raise WorkerDied(self.dead_reason)
         except (protocol.ChannelClosed, BrokenPipeError):
             code = self.proc.wait(timeout=10)

@@ -1,8 +1,11 @@
 """Reference ops made unavailable while a parity-checked function runs, so calling the oracle earns nothing.
 
-Each name maps to the attributes that reach the op. While blocked, calling any of them raises
-ForbiddenOpError naming the op. A static scan of the submitted source (autograder.sandbox.staging)
-covers the spellings that bypass these attributes.
+Two layers. While a recipe that forbids an op runs, every attribute listed for it raises
+ForbiddenOpError: that covers looking the op up at call time (`F.scaled_dot_product_attention`, or
+`getattr` with a computed name). A reference bound before that, at import (`from torch.nn.functional
+import scaled_dot_product_attention as f`, a default argument, a closure, a class attribute), is found
+by `bound_references`, which looks for the original objects themselves in what the student's module
+reaches; such a module gets no credit from the checks that forbid the op.
 """
 from __future__ import annotations
 
@@ -20,10 +23,12 @@ class ForbiddenOpError(RuntimeError):
 OPS: dict[str, tuple[tuple[str, str], ...]] = {
     "rnn_cell": (("torch.nn.RNNCell", "forward"), ("torch.nn.RNN", "forward"), ("torch", "rnn_relu_cell"),
                  ("torch", "rnn_relu"), ("torch", "rnn_tanh_cell"), ("torch._VF", "rnn_relu_cell"),
-                 ("torch._VF", "rnn_relu")),
+                 ("torch._VF", "rnn_relu"), ("torch._C._VariableFunctions", "rnn_relu_cell"),
+                 ("torch._C._VariableFunctions", "rnn_relu")),
     "lstm_cell": (("torch.nn.LSTMCell", "forward"), ("torch.nn.LSTM", "forward"), ("torch", "lstm_cell"),
-                  ("torch", "lstm"), ("torch._VF", "lstm_cell"), ("torch._VF", "lstm")),
-    "sdpa": (("torch.nn.functional", "scaled_dot_product_attention"),
+                  ("torch", "lstm"), ("torch._VF", "lstm_cell"), ("torch._VF", "lstm"),
+                  ("torch._C._VariableFunctions", "lstm_cell"), ("torch._C._VariableFunctions", "lstm")),
+    "sdpa": (("torch.nn.functional", "scaled_dot_product_attention"), ("torch._C._nn", "scaled_dot_product_attention"),
              ("torch.nn.functional", "multi_head_attention_forward"), ("torch.nn.MultiheadAttention", "forward")),
 }
 READABLE = {"rnn_cell": "nn.RNNCell / nn.RNN", "lstm_cell": "nn.LSTMCell / nn.LSTM",
@@ -45,6 +50,55 @@ def _blocker(op: str, what: str):
     return blocked
 
 
+def originals() -> dict[int, tuple[str, str]]:
+    """id(original object) -> (op, where) for every attribute in OPS, resolved now (before any blocking)."""
+    found = {}
+    for op, places in OPS.items():
+        for owner_path, attr in places:
+            try:
+                value = getattr(_resolve(owner_path), attr)
+            except (ImportError, AttributeError):
+                continue
+            found[id(value)] = (op, f"{owner_path}.{attr}")
+            if hasattr(value, "__func__"):
+                found[id(value.__func__)] = (op, f"{owner_path}.{attr}")
+    return found
+
+
+def bound_references(module, known: dict[int, tuple[str, str]]) -> dict[str, str]:
+    """{op: description} for every reference op that `module` holds on to: in its globals, in the attributes
+    of classes it defines, in the defaults and closures of its functions and methods."""
+    found: dict[str, str] = {}
+    seen: set[int] = set()
+
+    def visit(value, where: str, depth: int) -> None:
+        if id(value) in seen or depth > 3:
+            return
+        seen.add(id(value))
+        if id(value) in known:
+            op, what = known[id(value)]
+            found.setdefault(op, f"{where} is {what}")
+            return
+        function = getattr(value, "__func__", value)
+        if callable(function) and getattr(function, "__module__", None) == module.__name__:
+            for i, default in enumerate(getattr(function, "__defaults__", None) or ()):
+                visit(default, f"a default argument of {where}", depth + 1)
+            for name, default in (getattr(function, "__kwdefaults__", None) or {}).items():
+                visit(default, f"the default of {name} in {where}", depth + 1)
+            for cell in getattr(function, "__closure__", None) or ():
+                try:
+                    visit(cell.cell_contents, f"a variable captured by {where}", depth + 1)
+                except ValueError:  # an empty cell
+                    pass
+        if isinstance(value, type) and value.__module__ == module.__name__:
+            for name, member in vars(value).items():
+                visit(member, f"{value.__name__}.{name}", depth + 1)
+
+    for name, value in list(vars(module).items()):
+        visit(value, name, 0)
+    return found
+
+
 @contextlib.contextmanager
 def forbid(*ops: str):
     """Within the block, every attribute listed for each op raises ForbiddenOpError."""
@@ -52,10 +106,14 @@ def forbid(*ops: str):
     try:
         for op in ops:
             for owner_path, attr in OPS[op]:
-                owner = _resolve(owner_path)
-                if hasattr(owner, attr):
-                    saved.append((owner, attr, getattr(owner, attr)))
-                    setattr(owner, attr, _blocker(op, f"{owner_path}.{attr}"))
+                try:
+                    owner = _resolve(owner_path)
+                    if hasattr(owner, attr):
+                        original = getattr(owner, attr)
+                        setattr(owner, attr, _blocker(op, f"{owner_path}.{attr}"))
+                        saved.append((owner, attr, original))
+                except (ImportError, AttributeError, TypeError):  # a builtin type that refuses new attributes
+                    continue
         yield
     finally:
         for owner, attr, original in reversed(saved):

@@ -114,7 +114,7 @@ def serve(module: str, staging: str, requests: int, replies: int) -> None:
     import torch
 
     from autograder.sandbox import protocol
-    from autograder.sandbox.forbidden import forbid
+    from autograder.sandbox.forbidden import ForbiddenOpError, bound_references, forbid, originals
 
     torch.set_num_threads(1)
     setup = protocol.receive(requests)
@@ -122,11 +122,13 @@ def serve(module: str, staging: str, requests: int, replies: int) -> None:
     from autograder import recipes
     registry = recipes.load(module)
     sys.stdout, sys.stderr = CappedStream(sys.stdout), CappedStream(sys.stderr)
+    known = originals()
     try:
         student = import_student(module, os.path.realpath(staging))
     except BaseException as exc:  # a syntax error, an exception at import, even SystemExit
         protocol.send(replies, {"ready": False, "error": _error(exc, os.path.realpath(staging))})
         return
+    bound = bound_references(student, known)
     protocol.send(replies, {"ready": True})
     staging = os.path.realpath(staging)
     while True:
@@ -141,6 +143,10 @@ def serve(module: str, staging: str, requests: int, replies: int) -> None:
             continue
         try:
             torch.manual_seed(0)  # every call starts from the same global generator state
+            held = [op for op in fn.forbid if op in bound]
+            if held:
+                raise ForbiddenOpError(f"your module holds the reference this check compares against "
+                                       f"({bound[held[0]]}); it earns no credit here")
             with forbid(*fn.forbid):
                 result = fn(student, **request.get("kwargs", {}))
             reply = {"ok": sanitize(result)}
