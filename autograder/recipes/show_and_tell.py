@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.recipes import recipe
+from autograder.recipes import load_split, recipe
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
 from solutions.decoding import greedy_decode
@@ -70,27 +70,27 @@ def step_by_step(student, sizes, weights, features, captions):
 
 @recipe()
 def inputs_after_calls(student, sizes, weights, x, h, W_xh, W_hh, b, image_term, logits, targets, features,
-                       captions, tokens):
+                       captions, tokens, state):
     """Call every Part 1 function once; return what its inputs (and the model's parameters) hold afterwards."""
     student.relu_rnn_step(x, h, W_xh, W_hh, b, image_term)
     student.caption_loss(logits, targets)
     model = _model(student, sizes, weights)
-    state = model.init_state(features)
-    state_before = tuple(s.clone() if isinstance(s, torch.Tensor) else s for s in state)
+    model.init_state(features)
     model.step(tokens, state)
     model(features, captions)
     return {"relu_rnn_step": {"x": x, "h_prev": h, "W_xh": W_xh, "W_hh": W_hh, "b": b, "image_term": image_term},
             "caption_loss": {"logits": logits, "captions": targets},
-            "model": {"features": features, "captions": captions, "tokens": tokens},
-            "state": {"before": state_before, "after": tuple(state)},
+            "ShowTellRNN": {"features": features, "captions": captions, "tokens": tokens, "state[0]": state[0],
+                            "state[1]": state[1]},
             "parameters": {name: p.detach() for name, p in model.named_parameters()}}
 
 
 @recipe()
 def train_and_decode(student, data, epochs, batch_size, seed):
     """Train the student's ShowTellRNN with the kit's loop and the student's caption_loss on the grids in
-    file `data`; return greedy captions of its test grids and the training curve."""
-    d = torch.load(data, weights_only=True)
+    file `data` (autograder.training_checks.share_split); return greedy captions of its test grids and the
+    training curve."""
+    d = load_split(data)
     grids, tokens = d["grids"], d["tokens"]
     seed_everything(seed)
     model = student.ShowTellRNN()
