@@ -107,11 +107,13 @@ def _run_check(chk: Check, worker: Worker, ctx: GradingContext, visible: bool) -
 
 
 def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...] | None = None,
-          scratch: Path | None = None, ctx: GradingContext | None = None, in_process: bool = False) -> GradeReport:
+          scratch: Path | None = None, ctx: GradingContext | None = None, in_process: bool = False,
+          skip_training: bool = False) -> GradeReport:
     """Grade every part (or `parts`) of the submission folder; never raises for a bad submission.
 
     in_process=True imports student code into this process instead of a sandboxed worker: for measuring the
-    sandbox's cost only (benchmarks/sandbox_overhead.py), never for grading anyone."""
+    sandbox's cost only (benchmarks/sandbox_overhead.py), never for grading anyone. skip_training=True leaves
+    out the training checks (the kit's own tests of property checks use it)."""
     torch.set_num_threads(1)
     rubric = rubric_mod.load()
     report = GradeReport()
@@ -129,7 +131,7 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
             if parts is not None and part not in parts:
                 continue
             report.results.extend(_grade_part(part, Path(submission), scratch / part, ctx, rubric.get(part, {}),
-                                              public_only, runtime, isolation, in_process))
+                                              public_only, runtime, isolation, in_process, skip_training))
     finally:
         if own_scratch:
             remove_tree(scratch)
@@ -141,9 +143,10 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
 
 def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                 entries: dict[str, rubric_mod.Entry], public_only: bool, runtime: Path,
-                isolation: Isolation, in_process: bool = False) -> list[CheckResult]:
+                isolation: Isolation, in_process: bool = False, skip_training: bool = False) -> list[CheckResult]:
     # Only checks with a rubric entry are graded; tests/test_grader.py fails when the two disagree.
-    checks = [c for c in checks_of(part) if c.name in entries and (not public_only or entries[c.name].visibility == "public")]
+    checks = [c for c in checks_of(part) if c.name in entries and not (skip_training and c.training)
+              and (not public_only or entries[c.name].visibility == "public")]
     part_number = BY_MODULE[part].number
     results = []
 

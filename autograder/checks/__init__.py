@@ -19,7 +19,8 @@ class Check:
     part: str
     name: str
     fn: Callable
-    timeout: float          # seconds for the whole check, enforced per recipe call
+    timeout: float          # seconds for the whole check (every recipe call of it together)
+    training: bool = False  # trains a model on the hidden data (the slow kind)
 
     @property
     def description(self) -> str:
@@ -29,11 +30,11 @@ class Check:
 _REGISTRY: dict[str, list[Check]] = {}
 
 
-def check(timeout: float = 30.0):
+def check(timeout: float = 30.0, training: bool = False):
     """Register a check of the part whose module defines it, named after the function."""
     def register(fn: Callable) -> Callable:
         part = fn.__module__.rsplit(".", 1)[-1]
-        _REGISTRY.setdefault(part, []).append(Check(part, fn.__name__, fn, timeout))
+        _REGISTRY.setdefault(part, []).append(Check(part, fn.__name__, fn, timeout, training))
         return fn
     return register
 

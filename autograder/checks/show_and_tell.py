@@ -506,7 +506,7 @@ def reference_run(ctx: GradingContext, seed: int, epochs: int = EPOCHS):
     return model
 
 
-@check(timeout=300)
+@check(timeout=300, training=True)
 def trained_show_and_tell_reaches_the_threshold(student, ctx):
     """Trained for 12 epochs on hidden scenes, the captioner reaches the exact-match threshold in time."""
     ctx.data  # load the hidden data before timing the reference, so its loading is not counted as training

@@ -24,6 +24,7 @@ class Variant:
     new: str          # what replaces it
     correct: bool     # True: a correct alternative (full marks); False: a realistic bug (must lose points)
     why: str = ""
+    training: bool = False   # a bug only the training check catches (so its test must run training)
 
     def apply(self, text: str) -> str:
         return replace_once(text, self.old, self.new, f"variant {self.part}/{self.name}")
