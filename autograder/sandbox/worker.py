@@ -88,8 +88,17 @@ def sanitize(obj, depth: int = 0):
 
     if depth > 20:
         return {"__unsupported__": "a structure nested too deeply"}
-    if obj is None or isinstance(obj, (bool, int, float, str)):
+    if obj is None or type(obj) in (bool, int, float, str):
         return obj
+    # Subclasses (numpy.float64, a class that lies in __float__) cross as their true base value.
+    if isinstance(obj, bool):
+        return bool(int.__int__(obj))
+    if isinstance(obj, int):
+        return int.__int__(obj)
+    if isinstance(obj, float):
+        return float.__float__(obj)
+    if isinstance(obj, str):
+        return str.__str__(obj)
     if isinstance(obj, torch.Tensor):
         return obj.detach().cpu().clone()
     if isinstance(obj, (list, tuple)):
