@@ -11,6 +11,8 @@ import pytest
 from autograder import batch
 from autograder.intake import IntakeError, discover, extract_zip, module_folder
 
+pytestmark = pytest.mark.xdist_group("batch")  # one worker builds the shared fixture
+
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE, STUB = ROOT / "solutions" / "bleu.py", ROOT / "assignments" / "bleu.py"
 

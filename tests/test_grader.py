@@ -16,6 +16,8 @@ from autograder.results import gradescope_results
 from autograder.sample import build as build_sample
 from shared.parts import MODULES
 
+pytestmark = pytest.mark.xdist_group("full-grade")  # one worker builds the shared fixture
+
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "tests" / "schemas" / "gradescope_results.schema.json").read_text())
 
@@ -61,8 +63,11 @@ def test_stubs_score_zero_on_every_part_and_grading_finishes(stub_report):
 
 
 def test_grading_twice_gives_identical_results(reference_report):
-    again = grade(ROOT / "solutions")
-    first = [(r.number, r.name, r.score, r.output) for r in reference_report.results]
+    # Regrading the stochastic parts (sampling, REINFORCE with its training) and one trained part is enough
+    # to catch an unseeded generator; the full grade is the fixture's.
+    parts = ("decoding", "show_and_tell", "reinforce")
+    again = grade(ROOT / "solutions", parts=parts)
+    first = [(r.number, r.name, r.score, r.output) for r in reference_report.results if r.part in parts]
     assert first == [(r.number, r.name, r.score, r.output) for r in again.results]
 
 

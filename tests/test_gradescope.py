@@ -13,6 +13,8 @@ import pytest
 
 from autograder.gradescope import build_zip
 
+pytestmark = pytest.mark.xdist_group("gradescope")  # one worker builds the shared fixture
+
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "tests" / "schemas" / "gradescope_results.schema.json").read_text())
 HIDDEN_SEED = 123456789
