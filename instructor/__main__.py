@@ -2,10 +2,10 @@
 import argparse
 import sys
 
-from instructor import reproduce, stubs
+from instructor import nbgrader_course, reproduce, stubs
 
 # Each command lives in its own module, which adds its subparsers through `register`.
-COMMANDS = (stubs, reproduce)
+COMMANDS = (stubs, reproduce, nbgrader_course)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,0 +1,269 @@
+"""Write an nbgrader course directory for the assignment: `python -m instructor nbgrader-course --out DIR`.
+
+    DIR/nbgrader_config.py                  course id, gradebook, what autograde may overwrite, timeouts
+    DIR/source/<assignment>/<part>.py       the seven student stubs, copied from assignments/
+    DIR/source/<assignment>/<assignment>.ipynb   one locked grade cell per part
+
+Students answer in the seven modules, not in the notebook: each grade cell calls the kit's grader
+(`autograder.notebook.grade_part`) on the student's module next to it and shows the points earned,
+which nbgrader takes as the cell's partial credit. nbgrader copies `.py` files of source/ verbatim into
+the release, so only the generated stubs go there, never solutions/. How to run the course:
+docs/nbgrader.md.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+import nbformat
+from nbgrader import utils as nbgrader_utils
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from autograder import rubric as rubric_mod
+from instructor.stubs import generate_stubs, lint_stub, stub_diff
+from shared.parts import BY_MODULE, MODULES, PARTS
+
+ROOT = Path(__file__).resolve().parent.parent
+COURSE_ID = "captionkit"
+# Written at the top of the generated config: write_course only ever replaces a config that has it.
+CONFIG_HEADER = "# nbgrader configuration of a captionkit course, written by `python -m instructor nbgrader-course`."
+# Parts whose checks train the student's model on the hidden data (autograder/checks/<part>.py uses ctx.budget).
+TRAINING_PARTS = ("show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")
+# Any stderr output of a cell is removed before scoring (IgnorePattern): a grade cell's score is the
+# number it shows, and nbgrader would give 0 to a cell with a library warning on stderr.
+IGNORE_STDERR = r"(?s).*"
+
+
+class DropUngradedCode(NbGraderPreprocessor):
+    """Autograde's sanitizing step, after OverwriteCells: remove every code cell that is not one of the
+    assignment's grade cells. The notebook holds no answers (those are the modules), so a cell a student
+    added can only tamper with the kernel the grade cells run in (e.g. replace grade_part)."""
+
+    def preprocess(self, nb, resources):
+        def graded(cell) -> bool:
+            # After OverwriteCells a grade_id left on a cell is one of the gradebook's (an unknown one is
+            # deleted) and the cell's source is the instructor's.
+            # (A cell put back by add_missing_cells has plain dicts inside: item access only.)
+            return nbgrader_utils.is_grade(cell) and bool(cell["metadata"]["nbgrader"].get("grade_id"))
+
+        kept = [cell for cell in nb.cells if cell.cell_type != "code" or graded(cell)]
+        if len(kept) < len(nb.cells):
+            self.log.warning("Removed %d code cell(s) that are not grade cells", len(nb.cells) - len(kept))
+        nb.cells = kept
+        return nb, resources
+
+
+def cell_timeouts() -> dict[str, int]:
+    """Seconds nbgrader waits for the grade cell of each part. The engine stops a part after
+    PART_TIME_LIMIT seconds and still reports every check; the cell's limit is only the backstop above
+    it (a cell that runs out scores 0 with no per-check message), twice the engine's on the training
+    parts for a slow or loaded grading machine."""
+    from autograder.engine import PART_TIME_LIMIT  # imports torch: only when a config is written
+
+    return {part: int(2 * PART_TIME_LIMIT if part in TRAINING_PARTS else PART_TIME_LIMIT + 60)
+            for part in MODULES}
+
+
+def part_points() -> dict[str, float]:
+    """The total points of each part in autograder/rubric.json."""
+    rubric = rubric_mod.load()
+    return {part: sum(entry.points for entry in rubric[part].values()) for part in MODULES}
+
+
+def _number(value: float) -> int | float:
+    return int(value) if float(value).is_integer() else float(value)
+
+
+def grade_cell_source(part: str, points: float) -> str:
+    """The code of the grade cell of `part`."""
+    p = BY_MODULE[part]
+    return "\n".join([
+        f"# Part {p.number}: {p.title} ({_number(points)} points). Grades {part}.py in this folder.",
+        "# Locked: nbgrader restores this cell before grading, and removes code cells added to the notebook.",
+        "import os, sys",
+        "# Import the course's grader, never a file of this folder that is named like it.",
+        'sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.getcwd()]',
+        "from autograder.notebook import grade_part",
+        f'grade_part("{part}", points={_number(points)})',
+    ])
+
+
+INTRO = """\
+# Image captioning: grading notebook
+
+Your answers are the seven modules in this folder ({modules}): fill in every TODO as its docstring
+says. You do not need to change this notebook; submit it together with the modules.
+
+Each cell below grades one part the way it will be graded: every check, hidden ones included (a hidden
+check shows only the property it tests), and the training parts train your models on hidden scenes, so
+running them all takes a few minutes. The public checks alone take seconds:
+`python -m autograder check`.
+
+The grade cells are locked. Before grading they are restored from the instructor's copy, a deleted one
+is put back, and code cells added to this notebook are removed.
+"""
+
+
+def build_notebook(points: dict[str, float] | None = None) -> nbformat.NotebookNode:
+    """The assignment notebook: an introduction and one locked grade cell per part."""
+    points = part_points() if points is None else points
+    modules = ", ".join(f"`{m}.py`" for m in MODULES)
+    intro = nbformat.v4.new_markdown_cell(INTRO.format(modules=modules), id="intro")
+    cells = [intro]
+    for p in PARTS:
+        cell = nbformat.v4.new_code_cell(grade_cell_source(p.module, points[p.module]), id=f"grade-{p.module}")
+        cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "task": False,
+                                     "points": _number(points[p.module]), "grade_id": p.module,
+                                     "schema_version": 3}
+        cells.append(cell)
+    nb = nbformat.v4.new_notebook(cells=cells)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nbformat.validate(nb)
+    return nb
+
+
+def config_text() -> str:
+    """The text of nbgrader_config.py (the same for every assignment of the course)."""
+    modules = ",\n               ".join(", ".join(f'"{m}.py"' for m in MODULES[i:i + 4]) for i in (0, 4))
+    limits = cell_timeouts()
+    timeouts = ", ".join(f'"{part}": {seconds}' for part, seconds in limits.items())
+    return f'''{CONFIG_HEADER}
+# Run nbgrader from this folder (it reads ./nbgrader_config.py); trait names are those of nbgrader 0.9.6.
+import os
+
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests, ClearOutput, DeduplicateIds,
+                                    GetGrades, OverwriteCells, OverwriteKernelspec)
+
+from instructor.nbgrader_course import DropUngradedCode
+
+c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+# nbgrader/coursedir.py CourseDirectory: the course lives in this folder, the gradebook too.
+c.CourseDirectory.course_id = "{COURSE_ID}"
+c.CourseDirectory.root = ROOT
+c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ROOT, "gradebook.db")
+# Never copied between steps (submitted -> autograded -> feedback): caches and a hypothesis database.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".hypothesis", ".cache"]
+# The grade cells run in autograded/<student>/<assignment>/; the hidden data set's cache (shared/encoder.py)
+# would default to ./.cache/captionkit there, and be copied into the student's feedback. Keep it here.
+os.environ.setdefault("CAPTIONKIT_CACHE", os.path.join(ROOT, ".cache", "captionkit"))
+
+# nbgrader/converters/autograde.py Autograde.exclude_overwriting: {{assignment: [files NOT to overwrite]}}.
+# Before executing, autograde copies every non-notebook file of source/<assignment>/ over the submission;
+# the copies here are the stubs, so without this every student would be graded on the stubs (0 points).
+# Listed for every assignment folder holding the kit's modules: the student's own modules are graded, and
+# a module the student did not submit is missing (its part scores 0).
+KIT_MODULES = [{modules}]
+_source = os.path.join(ROOT, "source")
+c.Autograde.exclude_overwriting = {{
+    assignment: [m for m in KIT_MODULES if os.path.isfile(os.path.join(_source, assignment, m))]
+    for assignment in (sorted(os.listdir(_source)) if os.path.isdir(_source) else [])
+}}
+
+# nbgrader/preprocessors/overwritecells.py OverwriteCells.add_missing_cells (default False): a grade cell
+# the student deleted is put back from the gradebook and graded, instead of waiting for manual grading.
+c.OverwriteCells.add_missing_cells = True
+# Autograde.sanitize_preprocessors, nbgrader's list plus DropUngradedCode after OverwriteCells: code cells
+# a student added to the notebook are removed before anything runs (they could replace grade_part).
+c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells,
+                                      DropUngradedCode, CheckCellMetadata]
+
+# nbgrader/preprocessors/execute.py Execute (nbclient's NotebookClient): per-cell time limits. The default
+# of 30 s per cell would stop every training part. Execute.timeout_func (nbclient) gives each grade cell
+# its own limit, keyed by grade_id; Execute.timeout is the limit of any other cell.
+CELL_TIMEOUTS = {{{timeouts}}}
+c.Execute.timeout = {max(limits.values())}
+
+
+def _cell_timeout(cell):
+    grade_id = cell.get("metadata", {{}}).get("nbgrader", {{}}).get("grade_id")
+    return CELL_TIMEOUTS.get(grade_id, {max(limits.values())})
+
+
+c.Execute.timeout_func = _cell_timeout
+# On a timeout interrupt the kernel, record the cell as a CellTimeoutError (0 points) and go on with the
+# next part, rather than abandoning the whole submission (nbgrader's default, stated here on purpose).
+c.Execute.interrupt_on_timeout = True
+
+# nbgrader/preprocessors/ignorepattern.py IgnorePattern (runs after Execute, before the scores are saved):
+# nbgrader.utils.determine_grade gives 0 to a grade cell with ANY stderr output, so a library warning
+# (torch, hypothesis, a C++ "[W ...]" line) would zero a correct part. A grade cell's score is the number
+# grade_part returns, and the kit's own messages go to stdout, so every stderr output is dropped.
+c.IgnorePattern.enabled = True
+c.IgnorePattern.pattern = r"{IGNORE_STDERR}"
+
+# nbgrader/converters/generate_feedback.py GenerateFeedback.preprocessors: nbgrader's list with
+# ClearHiddenTests first. The kit's notebook has no hidden region (hidden checks live in the grader and
+# print only their property), so this only guards cells an instructor might add later (nbgrader #917).
+c.GenerateFeedback.preprocessors = [ClearHiddenTests, GetGrades, CSSHTMLHeaderPreprocessor]
+
+# ClearSolutions and CheckCellMetadata keep nbgrader's defaults: the notebook has no solution cell (the
+# modules are already stubs), and CheckCellMetadata makes generate_assignment and autograde fail on
+# malformed nbgrader metadata.
+c.ClearSolutions.enforce_metadata = True
+c.CheckCellMetadata.enabled = True
+'''
+
+
+def _stubs() -> dict[str, str]:
+    """The committed stub of every part, checked against the one generated from solutions/ now."""
+    generated = generate_stubs(ROOT / "solutions")
+    stubs = {}
+    for module in MODULES:
+        path = ROOT / "assignments" / f"{module}.py"
+        if module not in generated or not path.is_file():
+            raise FileNotFoundError(f"assignments/{module}.py or solutions/{module}.py is missing")
+        if stub_diff(module, generated[module], ROOT / "assignments"):
+            raise ValueError(f"assignments/{module}.py differs from the stub generated from solutions/"
+                             f"{module}.py; run `python -m instructor stubs` first")
+        text = path.read_text(encoding="utf-8")
+        problems = lint_stub(text, f"assignments/{module}.py")
+        if problems:
+            raise ValueError("; ".join(problems))
+        stubs[module] = text
+    return stubs
+
+
+def write_course(out: Path, assignment: str = "captioning") -> Path:
+    """Write (or refresh) the course directory `out` with the assignment's source folder; return `out`.
+
+    Only nbgrader_config.py and source/<assignment>/ are written; a config not written by the kit is
+    never replaced, and the rest of the course (gradebook, release, submissions) is left alone."""
+    out = Path(out).resolve()
+    if not assignment or not all(ch.isalnum() or ch in "-_" for ch in assignment):
+        raise ValueError(f"assignment name {assignment!r}: use letters, digits, '-' and '_'")
+    config = out / "nbgrader_config.py"
+    if config.exists() and CONFIG_HEADER not in config.read_text(encoding="utf-8"):
+        raise FileExistsError(f"{config} was not written by the kit; move it away first")
+    stubs = _stubs()
+    notebook = build_notebook()
+    source = out / "source" / assignment
+    if source.exists():
+        shutil.rmtree(source)
+    source.mkdir(parents=True)
+    for module, text in stubs.items():
+        (source / f"{module}.py").write_text(text, encoding="utf-8")
+    nbformat.write(notebook, str(source / f"{assignment}.ipynb"))
+    config.write_text(config_text(), encoding="utf-8")
+    return out
+
+
+def _run(args: argparse.Namespace) -> int:
+    out = write_course(args.out, args.assignment)
+    print(f"wrote {out / 'nbgrader_config.py'} and {out / 'source' / args.assignment}/ "
+          f"({len(MODULES)} stub modules and {args.assignment}.ipynb)")
+    print(f"next: cd {out} && nbgrader generate_assignment {args.assignment}   (see docs/nbgrader.md)")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `nbgrader-course` command to the instructor CLI."""
+    parser = subparsers.add_parser("nbgrader-course",
+                                   help="write an nbgrader course directory for the assignment")
+    parser.add_argument("--out", type=Path, required=True, help="the course directory to write")
+    parser.add_argument("--assignment", default="captioning", help="assignment name (default: captioning)")
+    parser.set_defaults(run=_run)

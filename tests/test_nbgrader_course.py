@@ -1,0 +1,338 @@
+"""The nbgrader course end to end, with real nbgrader driven through its Python API.
+
+`python -m instructor nbgrader-course` writes the course; generate_assignment releases it; three students
+submit: "reference" (the release with the modules of solutions/), "stubs" (the release as is) and "tamper"
+(no modules; a deleted, an edited and an added cell, and a fake `autograder` package of its own). Each is
+autograded once (module fixture; the reference takes a few minutes, the training parts train), then
+feedback and the CSV export are generated. Every kernel has a library warning on stderr in every cell.
+"""
+from __future__ import annotations
+
+import csv
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from traitlets.config.loader import PyFileConfigLoader
+
+from autograder.engine import PART_TIME_LIMIT
+from instructor import nbgrader_course
+from instructor.__main__ import main
+from shared.parts import MODULES
+
+pytestmark = pytest.mark.xdist_group("nbgrader")  # one worker builds the course and its grades
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSIGNMENT = "captioning"
+HIDDEN_SEED = str(json.loads((ROOT / "autograder" / "hidden" / "seed.json").read_text())["seed"])
+NOISE = "UserWarning: TypedStorage is deprecated (a library warning on stderr, from the test)"
+
+# In every kernel of the test, before every cell: a Python warning and a C-level write on stderr, as torch
+# prints them; and a line in a log, to show it happened.
+STARTUP = f'''
+import os, warnings
+warnings.simplefilter("always", UserWarning)
+def _library_noise(*args):
+    with open(os.environ["CAPTIONKIT_TEST_NOISE_LOG"], "a") as log:
+        log.write(os.getcwd() + "\\n")
+    warnings.warn({NOISE.split(": ", 1)[1]!r}, UserWarning)
+    os.write(2, b"[W NNPACK.cpp:64] Could not initialize NNPACK! Reason: Unsupported hardware.\\n")
+get_ipython().events.register("pre_run_cell", _library_noise)
+'''
+# The tamper student's own `autograder` package, which the grade cells must not import.
+FAKE_KIT = "def grade_part(part, folder='.', points=0):\n    print('FAKE KIT')\n    return float(points)\n"
+ADDED_CELL = "import autograder.notebook as kit\nkit.grade_part = lambda part, folder='.', points=0: float(points)"
+
+
+def solution_lines() -> list[str]:
+    """Code lines of the solution regions that appear nowhere in the stubs: what must never reach a student."""
+    stubs = "".join(p.read_text() for p in (ROOT / "assignments").glob("*.py"))
+    found = []
+    for module in MODULES:
+        inside = False
+        for line in (ROOT / "solutions" / f"{module}.py").read_text().splitlines():
+            text = line.strip()
+            if "BEGIN SOLUTION" in text or "END SOLUTION" in text:
+                inside = "BEGIN" in text
+                continue
+            if inside and len(text) >= 30 and not text.startswith("#") and text not in stubs:
+                found.append(text)
+    return found
+
+
+def visible_text(path: Path) -> str:
+    """A file's text as a reader sees it (HTML without tags and entities: code is split into spans)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return html.unescape(re.sub(r"<[^>]+>", "", text)) if path.suffix == ".html" else text
+
+
+def grade_cells(nb) -> dict[str, nbformat.NotebookNode]:
+    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells
+            if c.metadata.get("nbgrader", {}).get("grade")}
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    """The course after generate_assignment, three autogrades, generate_feedback and export."""
+    from nbgrader.api import Gradebook
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.plugins import CsvExportPlugin
+
+    base = tmp_path_factory.mktemp("nbgrader")
+    ipython_dir = base / "ipython"
+    (ipython_dir / "profile_default" / "startup").mkdir(parents=True)
+    (ipython_dir / "profile_default" / "startup" / "00-library-noise.py").write_text(STARTUP)
+    with pytest.MonkeyPatch.context() as mp:
+        # nbgrader runs the `alembic` command when it creates the gradebook: the environment's bin/ on PATH,
+        # as when nbgrader runs from an activated environment.
+        mp.setenv("PATH", os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
+        mp.setenv("IPYTHONDIR", str(ipython_dir))
+        mp.setenv("CAPTIONKIT_TEST_NOISE_LOG", str(base / "noise.log"))
+        # The hidden data set's cache the rest of the tests use (built once per machine).
+        mp.setenv("CAPTIONKIT_CACHE", os.environ.get("CAPTIONKIT_CACHE", str(ROOT / ".cache" / "captionkit")))
+        path = nbgrader_course.write_course(base / "course", ASSIGNMENT)
+        config = PyFileConfigLoader("nbgrader_config.py", path=str(path)).load_config()
+        config.Exchange.root = str(base / "exchange")   # nothing outside the test's folder
+        api = NbGraderAPI(config=config)
+
+        def run(step: str, *args) -> None:
+            t0 = time.monotonic()
+            result = getattr(api, step)(ASSIGNMENT, *args)
+            print(f"nbgrader {step} {' '.join(args)}: {time.monotonic() - t0:.1f} s", flush=True)
+            assert result["success"], f"{step} {args}: {result.get('error', '')}\n{result.get('log', '')}"
+
+        run("generate_assignment")
+        release = path / "release" / ASSIGNMENT
+        released_nb = nbformat.read(str(release / f"{ASSIGNMENT}.ipynb"), as_version=4)
+
+        def submit(student: str, modules: Path | None, nb) -> Path:
+            folder = path / "submitted" / student / ASSIGNMENT
+            folder.mkdir(parents=True)
+            for module in MODULES if modules else ():
+                shutil.copy(modules / f"{module}.py", folder / f"{module}.py")
+            nbformat.write(nb, str(folder / f"{ASSIGNMENT}.ipynb"))
+            return folder
+
+        submit("reference", ROOT / "solutions", released_nb)
+        submit("stubs", release, released_nb)
+        tampered = nbformat.from_dict(json.loads(json.dumps(released_nb)))
+        tampered.cells = [c for c in tampered.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "decoding"]
+        grade_cells(tampered)["bleu"].source = "15.0  # full marks, please"
+        tampered.cells.insert(1, nbformat.v4.new_code_cell(ADDED_CELL))
+        folder = submit("tamper", None, tampered)
+        (folder / "autograder").mkdir()
+        (folder / "autograder" / "__init__.py").write_text("")
+        (folder / "autograder" / "notebook.py").write_text(FAKE_KIT)
+
+        for student in ("reference", "stubs", "tamper"):
+            run("autograde", student)
+        run("generate_feedback")
+        plugin = CsvExportPlugin(to=str(base / "grades.csv"), parent=api)
+        with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
+            plugin.export(gb)
+            grades = {student: {g.name: (g.score, g.max_score, g.needs_manual_grade)
+                                for nb in gb.find_submission(ASSIGNMENT, student).notebooks for g in nb.grades}
+                      for student in ("reference", "stubs", "tamper")}
+        with open(base / "grades.csv", newline="") as f:
+            rows = {row["student_id"]: row for row in csv.DictReader(f)}
+        noise = (base / "noise.log").read_text().splitlines() if (base / "noise.log").exists() else []
+        yield dict(path=path, config=config, grades=grades, rows=rows, noise=noise, released=released_nb)
+
+
+@pytest.fixture(autouse=True)
+def _cache_env(monkeypatch):
+    """Loading a course's config sets $CAPTIONKIT_CACHE when unset: undo it after each test."""
+    monkeypatch.setenv("CAPTIONKIT_CACHE", os.environ.get("CAPTIONKIT_CACHE", str(ROOT / ".cache" / "captionkit")))
+
+
+def autograded(course, student: str):
+    return nbformat.read(str(course["path"] / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"),
+                         as_version=4)
+
+
+# The course as written
+
+def test_source_holds_the_stubs_and_one_locked_grade_cell_per_part(tmp_path):
+    path = nbgrader_course.write_course(tmp_path / "course")
+    source = path / "source" / "captioning"
+    assert sorted(p.name for p in source.iterdir()) == sorted([f"{m}.py" for m in MODULES] + ["captioning.ipynb"])
+    for module in MODULES:
+        assert (source / f"{module}.py").read_text() == (ROOT / "assignments" / f"{module}.py").read_text()
+    nb = nbformat.read(str(source / "captioning.ipynb"), as_version=4)
+    points = nbgrader_course.part_points()
+    cells = grade_cells(nb)
+    assert list(cells) == list(MODULES)
+    for part, cell in cells.items():
+        meta = cell.metadata["nbgrader"]
+        assert meta == {"grade": True, "solution": False, "locked": True, "task": False, "points": points[part],
+                        "grade_id": part, "schema_version": 3}
+        assert f'grade_part("{part}", points={points[part]:g})' in cell.source
+    # The other cells carry no nbgrader metadata (add_missing_cells needs the grade cells' neighbours to be
+    # grade cells, nbgrader 0.9.6 OverwriteCells.add_missing_grade_cells).
+    assert all("nbgrader" not in c.metadata for c in nb.cells if c not in cells.values())
+
+
+def test_config_traits(tmp_path):
+    path = nbgrader_course.write_course(tmp_path / "course", "ps1")
+    (path / "source" / "other").mkdir()   # another assignment of the course, not the kit's
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(path)).load_config()
+    assert config.CourseDirectory.root == str(path)
+    assert config.CourseDirectory.db_url == f"sqlite:///{path / 'gradebook.db'}"
+    assert config.Autograde.exclude_overwriting == {"ps1": [f"{m}.py" for m in MODULES], "other": []}
+    assert config.OverwriteCells.add_missing_cells is True
+    assert config.Execute.interrupt_on_timeout is True
+    for part in MODULES:
+        limit = config.Execute.timeout_func({"metadata": {"nbgrader": {"grade_id": part}}})
+        assert limit > PART_TIME_LIMIT
+        if part in nbgrader_course.TRAINING_PARTS:
+            assert limit >= 2 * PART_TIME_LIMIT
+    assert config.IgnorePattern.enabled is True
+
+
+def test_cli_writes_the_course_and_never_replaces_a_foreign_config(tmp_path, capsys):
+    assert main(["nbgrader-course", "--out", str(tmp_path / "c"), "--assignment", "hw2"]) == 0
+    assert (tmp_path / "c" / "source" / "hw2" / "hw2.ipynb").is_file()
+    assert "nbgrader generate_assignment hw2" in capsys.readouterr().out
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "nbgrader_config.py").write_text("c = get_config()\n")
+    with pytest.raises(FileExistsError):
+        nbgrader_course.write_course(tmp_path / "d")
+    assert not (tmp_path / "d" / "source").exists()
+
+
+def test_stderr_zeroes_a_grade_cell_unless_the_course_ignores_it(tmp_path):
+    """nbgrader 0.9.6 gives 0 to a grade cell with any stderr output; the course's IgnorePattern drops it."""
+    from nbgrader.preprocessors import IgnorePattern
+    from nbgrader.utils import determine_grade
+
+    cell = nbformat.v4.new_code_cell("grade_part('bleu', points=15)")
+    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "points": 15,
+                                 "grade_id": "bleu", "schema_version": 3}
+    cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text=NOISE + "\n"),
+                    nbformat.v4.new_output("stream", name="stderr", text=""),
+                    nbformat.v4.new_output("stream", name="stdout", text="Part 3 (bleu): 12 / 15 points\n"),
+                    nbformat.v4.new_output("execute_result", data={"text/plain": "12.0"}, execution_count=1)]
+    assert determine_grade(cell)[0] == 0
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(nbgrader_course.write_course(tmp_path / "c"))).load_config()
+    nb = nbformat.v4.new_notebook(cells=[cell])
+    nb, _ = IgnorePattern(config=config).preprocess(nb, {})
+    assert determine_grade(nb.cells[0]) == (12.0, 15.0)
+
+
+FAKE_ENGINE = """
+import sys, warnings
+from autograder import engine, notebook
+
+def fake_grade(folder, parts=None, public_only=False):
+    warnings.warn("a library warning", UserWarning)
+    print("C++ noise", file=sys.stderr)
+    make = lambda name, score, vis, out: engine.CheckResult(parts[0], name, "3.1", "d", score, 2.0, vis, out, 0.1)
+    return engine.GradeReport([make("public_one", 2.0, "public", "passed"),
+                               make("hidden_one", 0.0, "hidden", "failed: the property"),
+                               make("hidden_two", 0.0, "hidden", "failed: the property")])
+
+engine.grade = fake_grade
+print("RESULT", notebook.grade_part("bleu", sys.argv[1]), notebook.grade_part("bleu", sys.argv[1], points=3))
+print("CACHE", __import__("os").environ["CAPTIONKIT_CACHE"])
+"""
+
+
+def test_grade_part_prints_on_stdout_and_returns_the_points(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "CAPTIONKIT_CACHE"}
+    env["HOME"] = str(tmp_path)
+    result = subprocess.run([sys.executable, "-W", "always", "-c", FAKE_ENGINE, str(tmp_path)], env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""                          # nothing a grade cell would be zeroed for
+    out = result.stdout
+    assert "a library warning" in out and "C++ noise" in out
+    assert "FAIL" in out and "failed: the property" in out and "(the same)" in out
+    assert "Part 3 (bleu): 2 / 6 points" in out
+    assert "RESULT 2.0 1.0" in out                      # rubric 6, a cell of 3: scaled
+    assert f"CACHE {tmp_path / '.cache' / 'captionkit'}" in out   # never the graded folder
+
+
+# nbgrader end to end (one autograde per student, shared by the tests below)
+
+def test_release_is_locked_and_holds_only_stubs(course):
+    release = course["path"] / "release" / ASSIGNMENT
+    assert sorted(p.name for p in release.iterdir()) == sorted([f"{m}.py" for m in MODULES] + [f"{ASSIGNMENT}.ipynb"])
+    for module in MODULES:
+        assert (release / f"{module}.py").read_text() == (ROOT / "assignments" / f"{module}.py").read_text()
+    cells = grade_cells(course["released"])
+    assert list(cells) == list(MODULES)
+    for cell in cells.values():
+        assert cell.metadata["editable"] is False and cell.metadata["deletable"] is False
+        assert cell.metadata["nbgrader"]["locked"] is True
+
+
+def test_reference_gets_full_marks_and_stubs_zero(course):
+    points = nbgrader_course.part_points()
+    assert course["grades"]["reference"] == {p: (points[p], points[p], False) for p in MODULES}
+    assert course["grades"]["stubs"] == {p: (0.0, points[p], False) for p in MODULES}
+    rows = course["rows"]
+    total = sum(points.values())
+    assert float(rows["reference"]["score"]) == float(rows["reference"]["max_score"]) == total
+    assert float(rows["stubs"]["score"]) == 0.0 and float(rows["stubs"]["max_score"]) == total
+    out = "".join(o.get("text", "") for c in grade_cells(autograded(course, "stubs")).values() for o in c.outputs)
+    assert "is not implemented yet" in out          # the student sees why
+
+
+def test_a_library_warning_on_stderr_does_not_zero_a_correct_answer(course):
+    # The noise ran before every grade cell of the reference, which still has full marks (above) ...
+    ran = [line for line in course["noise"] if f"{os.sep}reference{os.sep}" in line]
+    assert len(ran) >= len(MODULES)
+    # ... and no stderr output is left to score.
+    for cell in grade_cells(autograded(course, "reference")).values():
+        assert not [o for o in cell.outputs if o.output_type == "stream" and o.name == "stderr"]
+        assert [o for o in cell.outputs if o.output_type == "execute_result"]
+
+
+def test_tampering_with_the_notebook_earns_nothing(course):
+    grades = course["grades"]["tamper"]
+    assert {p: (score, manual) for p, (score, _, manual) in grades.items()} == {p: (0.0, False) for p in MODULES}
+    assert float(course["rows"]["tamper"]["score"]) == 0.0
+    nb = autograded(course, "tamper")
+    cells = grade_cells(nb)
+    released = grade_cells(course["released"])
+    assert list(cells) == list(MODULES)                                # the deleted cell is back ...
+    assert "was missing from the submission" in cells["decoding"].source
+    assert released["decoding"].source in cells["decoding"].source     # ... and ran: graded, not manual
+    assert cells["bleu"].source == released["bleu"].source             # the edited locked cell is restored
+    assert not any("kit.grade_part" in c.source for c in nb.cells)     # the added cell is gone
+    assert all(c.cell_type != "code" or c.metadata.get("nbgrader", {}).get("grade") for c in nb.cells)
+    outputs = "".join(o.get("text", "") for c in cells.values() for o in c.outputs)
+    assert "FAKE KIT" not in outputs and "is missing from the submission" in outputs   # the course's grader ran
+
+
+def test_nothing_hidden_reaches_a_student(course):
+    path = course["path"]
+    secrets = solution_lines()
+    assert len(secrets) > 20
+    shown = [p for p in (path / "release" / ASSIGNMENT).rglob("*") if p.is_file()]
+    shown += [p for p in (path / "feedback").rglob("*") if p.is_file()
+              and (p.suffix == ".html" or "reference" not in p.parts)]   # the reference's own modules are its own
+    assert any(p.suffix == ".html" for p in shown) and len(shown) > 8
+    for p in shown:
+        text = visible_text(p)
+        leaked = [line for line in secrets if line in text]
+        assert not leaked, f"{p.relative_to(path)} holds solution lines: {leaked[:3]}"
+        assert not re.search(rf"\b{HIDDEN_SEED}\b", text), f"{p.relative_to(path)} holds the hidden seed"
+        for marker in ("BEGIN HIDDEN", "BEGIN SOLUTION", "autograder/checks"):
+            assert marker not in text, f"{p.relative_to(path)} holds {marker!r}"
+    # No cache of the hidden data and no file the student did not send reaches the graded folder or feedback.
+    for step in ("autograded", "feedback"):
+        assert not list((path / step).rglob(".cache")), step
+        assert not list((path / step).rglob("*.pt")), step
+    for student in ("reference", "stubs"):
+        feedback = path / "feedback" / student / ASSIGNMENT
+        assert (feedback / f"{ASSIGNMENT}.html").is_file()
+        assert "Score" in visible_text(feedback / f"{ASSIGNMENT}.html")
