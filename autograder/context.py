@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import time
 from functools import cached_property
@@ -37,7 +38,7 @@ class GradingContext:
         os.chmod(self.scratch, 0o700)
         self.shared = Path(shared) if shared is not None else self.scratch / "shared"   # inputs for workers
         self.shared.mkdir(parents=True, exist_ok=True)
-        os.chmod(self.shared, 0o755)
+        os.chmod(self.shared, 0o711)  # workers open the files they are told of; nobody lists the folder
         self.seed = hidden_seed() if seed is None else seed
         self._reference_seconds: dict[str, float] = {}
         self._files: dict[str, Path] = {}
@@ -47,10 +48,17 @@ class GradingContext:
         """The hidden data set: 6000 training and 400 test scenes from the hidden seed (encoder outputs cached)."""
         return load_data(train_seed=self.seed, test_seed=self.seed + 1, cache=True)
 
+    def _shared_path(self, key: str) -> Path:
+        """A random, unguessable file name in shared/ for `key` (names can carry information: the encoder
+        cache's name is a hash of its seeds)."""
+        if key not in self._files:
+            self._files[key] = self.shared / f"{secrets.token_hex(16)}.pt"
+        return self._files[key]
+
     def share(self, name: str, make: Callable[[], dict]) -> str:
-        """Write `make()` (plain data) once to shared/<name>.pt for a worker to load; return the path.
+        """Write `make()` (plain data) once to shared/ for a worker to load; return the path.
         Only inputs go there, never references or expected outputs."""
-        path = self.shared / f"{name}.pt"
+        path = self._shared_path(name)
         if not path.exists():
             torch.save(make(), path)
             os.chmod(path, 0o644)
@@ -58,7 +66,7 @@ class GradingContext:
 
     def share_file(self, source: Path) -> str:
         """A world-readable copy of `source` in shared/ (once per run); return its path."""
-        path = self.shared / Path(source).name
+        path = self._shared_path(str(source))
         if not path.exists():
             shutil.copyfile(source, path)
             os.chmod(path, 0o644)

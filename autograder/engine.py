@@ -23,6 +23,7 @@ from autograder.context import GradingContext
 from autograder.sandbox.client import StudentError, WorkerDied, remove_tree
 from autograder.sandbox.isolation import Isolation, build_runtime, detect
 from autograder.sandbox.staging import StagingError
+from autograder.sandbox.worker import clean
 from shared.parts import BY_MODULE, MODULES
 
 GRADING_ORDER = ("bleu", "decoding", "show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")
@@ -35,6 +36,7 @@ assert all(GRADING_ORDER.index(r) < GRADING_ORDER.index(p) for p, refs in REFERE
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 # Wall-clock seconds a part may take in all (worker start-ups, every check, training included).
 PART_TIME_LIMIT = 300.0
+OUTPUT_LIMIT = 2000  # characters of feedback per check
 
 
 @dataclass
@@ -92,16 +94,27 @@ def _outcome(exc: BaseException, chk: Check, visible: bool) -> tuple[str, str] |
     return None
 
 
-def _run_check(chk: Check, worker: Worker, ctx: GradingContext, visible: bool) -> tuple[bool, str, str]:
+def _candidates(exc: BaseException):
+    """`exc`, what it wraps (hypothesis may wrap the verdict), and the members of exception groups."""
+    yield exc
+    for inner in (exc.__cause__, exc.__context__):
+        if inner is not None:
+            yield inner
+    for member in getattr(exc, "exceptions", ()):  # a FlakyFailure or other exception group
+        yield from _candidates(member)
+
+
+def _run_check(chk: Check, worker, ctx: GradingContext, visible: bool) -> tuple[bool, str, str]:
     """(passed, student-visible output, staff note) for one check."""
     try:
         chk.fn(worker, ctx)
         return True, "passed", ""
     except Exception as exc:
-        for candidate in (exc, exc.__cause__, exc.__context__):  # hypothesis may wrap the verdict
-            outcome = _outcome(candidate, chk, visible) if candidate is not None else None
+        for candidate in _candidates(exc):
+            outcome = _outcome(candidate, chk, visible)
             if outcome is not None:
-                return (False, *outcome)
+                shown, note = outcome
+                return False, clean(shown, OUTPUT_LIMIT), clean(note, 4 * OUTPUT_LIMIT)
         note = "".join(traceback.format_exception(exc))[-3000:]
         return False, "the grader could not run this check (an error on the grader's side; tell the course staff)", note
 
@@ -175,6 +188,10 @@ def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                     for i, c in enumerate(checks)]
         for i, chk in enumerate(checks):
             t0 = time.monotonic()
+            if worker.deadline is not None and t0 >= worker.deadline:
+                results.append(result(i, chk, False, f"not run: the part's time limit ({PART_TIME_LIMIT:.0f} s) "
+                                                     "was reached", 0.0))
+                continue
             worker.check_deadline = t0 + chk.timeout
             visible = entries[chk.name].visibility == "public"
             passed, output, note = _run_check(chk, worker, ctx, visible)

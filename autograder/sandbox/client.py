@@ -67,8 +67,13 @@ class Worker:
         self.scratch.mkdir(parents=True, exist_ok=True)
         os.chmod(self.scratch, 0o711)
         self.staging = stage(module, Path(submission), self.scratch / "staging")
-        os.chmod(self.staging, 0o755)
-        os.chmod(self.staging / f"{module}.py", 0o644)
+        # Readable by this grader's sandbox user only: not by another run's sandbox user (a batch with --jobs).
+        for path, mode in ((self.staging, 0o750), (self.staging / f"{module}.py", 0o640)):
+            if isolation.gid is not None:
+                os.chown(path, 0, isolation.gid)
+                os.chmod(path, mode)
+            else:
+                os.chmod(path, mode | 0o005)
         self._start()
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -95,9 +100,11 @@ class Worker:
         os.close(req_r)
         os.close(rep_w)
         self.requests, self.replies = req_w, rep_r
+        startup = STARTUP_TIMEOUT if self.deadline is None else \
+            max(min(STARTUP_TIMEOUT, self.deadline - time.monotonic()), 1.0)
         try:
             protocol.send(self.requests, {"references": self.references})
-            hello = protocol.receive(self.replies, timeout=STARTUP_TIMEOUT)
+            hello = protocol.receive(self.replies, timeout=startup)
         except (protocol.ChannelClosed, protocol.ChannelTimeout, protocol.MessageTooLarge, BrokenPipeError) as exc:
             self.kill(f"the worker did not start ({type(exc).__name__})")
             return

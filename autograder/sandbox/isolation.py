@@ -28,7 +28,7 @@ SANDBOX_USER = "captionkit-sandbox"
 # grader's sweep never kills another's worker. A slot is held by an flock for the grader's lifetime.
 SLOTS = 16
 LOCK_DIR = Path("/run/lock/captionkit") if Path("/run/lock").is_dir() else Path("/tmp/captionkit-locks")
-TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 _held_slot = None
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,7 +92,8 @@ def _claim_user() -> pwd.struct_passwd | None:
 def detect() -> Isolation:
     """The strongest isolation this machine allows, checked by actually starting Python that way."""
     probe = [sys.executable, "-I", "-c", "import torch"]
-    net = ["unshare", "--net", "--"] if shutil.which("unshare") and _run_quietly(["unshare", "--net", "--", "true"]) else []
+    net = ["unshare", "--net", "--ipc", "--"] if shutil.which("unshare") and \
+        _run_quietly(["unshare", "--net", "--ipc", "--", "true"]) else []
     if os.geteuid() == 0:
         user = _claim_user()
         if user is None:
@@ -101,6 +102,7 @@ def detect() -> Isolation:
         switch = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", "--"]
         if shutil.which("setpriv") and _run_quietly(net + switch + probe):
             protect_hidden()
+            become_subreaper()
             where = "no network" if net else "network namespaces unavailable"
             return Isolation("user", user.pw_uid, user.pw_gid, bool(net), tuple(net + switch),
                              f"isolation: worker runs as {user.pw_name} ({where})")
@@ -130,6 +132,27 @@ def protect_hidden(root: Path = ROOT) -> list[str]:
     return changed
 
 
+def become_subreaper() -> None:
+    """Adopt orphaned descendants (a worker's setsid daemons), so their zombies can be reaped here."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def _reap() -> None:
+    """Collect exited children without blocking (killed daemons would otherwise stay as zombies)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
 def _processes_of(uid: int) -> list[int]:
     pids = []
     for entry in os.listdir("/proc"):
@@ -152,6 +175,7 @@ def sweep(isolation: Isolation) -> int:
     Returns how many processes were killed. A no-op without a dedicated user."""
     if isolation.uid is None:
         return 0
+    _reap()
     killed = 0
     for _ in range(20):  # a fork bomb may respawn between scans
         pids = _processes_of(isolation.uid)
@@ -164,6 +188,7 @@ def sweep(isolation: Isolation) -> int:
             except ProcessLookupError:
                 pass
         time.sleep(0.05)
+        _reap()
     for tmp in TEMP_DIRS:
         try:
             entries = list(os.scandir(tmp))

@@ -76,9 +76,29 @@ def _student_frames(exc: BaseException, staging: str) -> str:
     return "".join(traceback.format_list(frames[-3:]))
 
 
+def clean(text: str, limit: int) -> str:
+    """Printable text only (newlines and tabs kept), capped: what student code says reaches feedback."""
+    text = "".join(ch for ch in str(text) if ch in "\n\t" or (ch.isprintable() and ch not in "\x1b\r"))
+    return text if len(text) <= limit else text[:limit] + " [...]"
+
+
+def _kind(exc: BaseException) -> str:
+    """The exception's type as the grader reports it: the nearest built-in class in its ancestry (or the
+    grader's own ForbiddenOpError). Any other class name, even one claiming a trusted module, is text the
+    student's code may have chosen."""
+    import builtins
+
+    from autograder.sandbox.forbidden import ForbiddenOpError
+
+    for cls in type(exc).__mro__:
+        if cls is ForbiddenOpError or getattr(builtins, cls.__name__, None) is cls:
+            return cls.__name__
+    return "BaseException"
+
+
 def _error(exc: BaseException, staging: str) -> dict:
-    message = str(exc)
-    return {"type": type(exc).__name__, "message": message[:800], "where": _student_frames(exc, staging)[:1500]}
+    message = str(exc) if not isinstance(exc, RecursionError) else "maximum recursion depth exceeded"
+    return {"type": _kind(exc), "message": clean(message, 800), "where": clean(_student_frames(exc, staging), 1500)}
 
 
 def sanitize(obj, depth: int = 0):
@@ -124,10 +144,10 @@ def serve(module: str, staging: str, requests: int, replies: int) -> None:
 
     from autograder.sandbox import protocol
     from autograder.sandbox.forbidden import ForbiddenOpError, bound_references, forbid, originals
+    from shared.training import seed_everything
 
     torch.set_num_threads(1)
-    setup = protocol.receive(requests)
-    install_references(setup.get("references", {}))
+    install_references(protocol.receive(requests).get("references", {}))  # the source text is not kept
     from autograder import recipes
     registry = recipes.load(module)
     sys.stdout, sys.stderr = CappedStream(sys.stdout), CappedStream(sys.stderr)
@@ -151,7 +171,7 @@ def serve(module: str, staging: str, requests: int, replies: int) -> None:
                                               "where": ""}})
             continue
         try:
-            torch.manual_seed(0)  # every call starts from the same global generator state
+            seed_everything(0)  # every call starts from the same state of Python's, NumPy's and torch's generators
             held = [op for op in fn.forbid if op in bound]
             if held:
                 raise ForbiddenOpError(f"your module holds the reference this check compares against "

@@ -1,0 +1,35 @@
+# hostile: appended to solutions/bleu.py
+# A13: reach the network: a TCP connection and a UDP datagram to a public DNS server, a name lookup, and the
+# list of network interfaces.
+import json
+import socket
+import sys
+
+
+def _attempt(action) -> str:
+    try:
+        action()
+        return "ok"
+    except Exception as exc:  # noqa: BLE001
+        return type(exc).__name__
+
+
+def _tcp():
+    socket.create_connection(("1.1.1.1", 53), timeout=3).close()
+
+
+def _udp():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.sendto(b"\0" * 12, ("1.1.1.1", 53))
+
+
+_reference_ngram_counts = ngram_counts
+
+
+def ngram_counts(tokens, n):
+    if sys._getframe(1).f_globals.get("__name__", "").startswith("autograder."):  # the grader's own call
+        found = {"tcp": _attempt(_tcp), "udp": _attempt(_udp),
+                 "dns": _attempt(lambda: socket.getaddrinfo("pypi.org", 443)),
+                 "interfaces": sorted(name for _, name in socket.if_nameindex())}
+        raise RuntimeError("PROBE" + json.dumps(found, separators=(",", ":")))
+    return _reference_ngram_counts(tokens, n)
