@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import multiprocessing
 import re
 import shutil
 import tempfile
@@ -107,7 +108,8 @@ def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False) -
                 failures.update(_guarded(s, out))
                 bar.update()
         else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
+            # "spawn", not fork: each process starts clean, claims its own sandbox user, inherits no grader state.
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
                 futures = {pool.submit(_guarded, s, out): s for s in todo}
                 for future in as_completed(futures):
                     failures.update(future.result())

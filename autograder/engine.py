@@ -20,7 +20,7 @@ from autograder import rubric as rubric_mod
 from autograder.checks import Check, checks_of
 from autograder.compare import CheckFailed
 from autograder.context import GradingContext
-from autograder.sandbox.client import StudentError, WorkerDied, remove_tree
+from autograder.sandbox.client import TIME_SCALE, StudentError, WorkerDied, remove_tree
 from autograder.sandbox.isolation import Isolation, build_runtime, detect
 from autograder.sandbox.staging import StagingError
 from autograder.sandbox.worker import clean
@@ -175,7 +175,7 @@ def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
         from autograder.sandbox.client import Worker
     try:
         worker = Worker(part, submission, scratch, runtime, isolation, references,
-                        deadline=time.monotonic() + PART_TIME_LIMIT)
+                        deadline=time.monotonic() + PART_TIME_LIMIT * TIME_SCALE)
     except StagingError as exc:
         return [result(i, c, False, str(exc), 0.0) for i, c in enumerate(checks)]
     try:
@@ -192,7 +192,7 @@ def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                 results.append(result(i, chk, False, f"not run: the part's time limit ({PART_TIME_LIMIT:.0f} s) "
                                                      "was reached", 0.0))
                 continue
-            worker.check_deadline = t0 + chk.timeout
+            worker.check_deadline = t0 + chk.timeout * TIME_SCALE
             visible = entries[chk.name].visibility == "public"
             passed, output, note = _run_check(chk, worker, ctx, visible)
             results.append(result(i, chk, passed, output, time.monotonic() - t0, note))

@@ -1,6 +1,7 @@
 """TA batch grading: the accepted layouts, safe extraction, resuming, a safe CSV, and one broken
 submission never stopping the batch. Submissions hold only bleu.py (Part 3 grades in seconds)."""
 import csv
+import json
 import os
 import stat
 import zipfile
@@ -28,7 +29,7 @@ def zip_with(path: Path, entries: dict[str, bytes], links: dict[str, str] = {}) 
     return path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def graded(tmp_path_factory):
     root = tmp_path_factory.mktemp("class")
     (root / "alice").mkdir()
@@ -47,7 +48,9 @@ def graded(tmp_path_factory):
 def test_every_submission_gets_a_row_and_results(graded):
     root, out, rows = graded
     assert set(rows) == {"alice", "=HYPERLINK(1)", "bob", "mallory", "trudy", "carol"}
-    assert rows["alice"]["bleu"] == rows["bob"]["bleu"] == 15 and rows["alice"]["total"] == 15
+    assert rows["alice"]["bleu"] == rows["bob"]["bleu"] == 15 and rows["alice"]["total"] == 15, \
+        [t["output"] for t in json.loads((out / "alice" / "results.json").read_text())["tests"] if t["score"] < t["max_score"]
+         and "bleu" in t["tags"]]
     assert rows["=HYPERLINK(1)"]["bleu"] == 0
     for key in rows:
         assert (out / key / "results.json").is_file()

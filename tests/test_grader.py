@@ -22,12 +22,12 @@ ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "tests" / "schemas" / "gradescope_results.schema.json").read_text())
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def reference_report():
     return grade(ROOT / "solutions")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def stub_report():
     return grade(ROOT / "assignments")
 

@@ -38,7 +38,7 @@ def ngram_counts(tokens, n):
 '''
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def installed(tmp_path_factory):
     """A simulated /autograder: the zip extracted into source/, run_autograder beside it, setup.sh run."""
     root = tmp_path_factory.mktemp("gradescope") / "autograder"
@@ -69,7 +69,8 @@ def run_autograder(root: Path, files: dict[str, Path | str]) -> dict:
         else:
             target.write_text(content)
     env = {"PATH": os.environ["PATH"], "AUTOGRADER_ROOT": str(root), "AUTOGRADER_SOURCE": str(root / "source"),
-           "AUTOGRADER_RESULTS": str(root / "results" / "results.json")}
+           "AUTOGRADER_RESULTS": str(root / "results" / "results.json"),
+           "CAPTIONKIT_TIME_SCALE": os.environ.get("CAPTIONKIT_TIME_SCALE", "1")}
     subprocess.run([str(root / "run_autograder")], env=env, check=True, timeout=900,
                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     document = json.loads((root / "results" / "results.json").read_text())

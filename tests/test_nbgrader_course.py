@@ -79,7 +79,7 @@ def grade_cells(nb) -> dict[str, nbformat.NotebookNode]:
             if c.metadata.get("nbgrader", {}).get("grade")}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def course(tmp_path_factory):
     """The course after generate_assignment, three autogrades, generate_feedback and export."""
     from nbgrader.api import Gradebook

@@ -88,9 +88,15 @@ def _claim_user() -> pwd.struct_passwd | None:
     return None
 
 
-@functools.lru_cache(maxsize=1)
 def detect() -> Isolation:
-    """The strongest isolation this machine allows, checked by actually starting Python that way."""
+    """The strongest isolation this machine allows (decided once per process: a forked child decides anew,
+    so it never shares its parent's sandbox user)."""
+    return _detect(os.getpid())
+
+
+@functools.lru_cache(maxsize=4)
+def _detect(pid: int) -> Isolation:
+    """detect(), checked by actually starting Python that way."""
     probe = [sys.executable, "-I", "-c", "import torch"]
     net = ["unshare", "--net", "--ipc", "--"] if shutil.which("unshare") and \
         _run_quietly(["unshare", "--net", "--ipc", "--", "true"]) else []
