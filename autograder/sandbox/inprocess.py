@@ -29,6 +29,7 @@ class InProcessWorker:
         self.registry = recipes.load(module)
 
     alive = True
+    deadline = check_deadline = None   # no time limits: nothing can stop code running in this process
 
     def call(self, recipe: str, timeout: float = 20.0, **kwargs):
         import torch
