@@ -34,21 +34,41 @@ def _children() -> dict[int, list[int]]:
     return tree
 
 
-def tree_memory(root: int) -> tuple[int, int]:
-    """(sum of Pss, sum of Rss) in bytes over `root` and all its descendants."""
+def _process_memory(pid: int) -> tuple[int, int]:
+    """(Pss, Rss) of one process in bytes; (0, 0) once it is gone."""
+    pss = rss = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    pss = int(line.split()[1]) * 1024
+                elif line.startswith("Rss:"):
+                    rss = int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return pss, rss
+
+
+def _name(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            words = f.read().split(b"\0")
+        return " ".join(w.decode(errors="replace") for w in words if w)[-60:] or "?"
+    except OSError:
+        return "?"
+
+
+def tree_memory(root: int, per_process: list | None = None) -> tuple[int, int]:
+    """(sum of Pss, sum of Rss) in bytes over `root` and all its descendants; with `per_process`, append
+    (pid, Pss, command) of each process to it."""
     tree, pss, rss, stack = _children(), 0, 0, [root]
     while stack:
         pid = stack.pop()
         stack.extend(tree.get(pid, []))
-        try:
-            with open(f"/proc/{pid}/smaps_rollup") as f:
-                for line in f:
-                    if line.startswith("Pss:"):
-                        pss += int(line.split()[1]) * 1024
-                    elif line.startswith("Rss:"):
-                        rss += int(line.split()[1]) * 1024
-        except OSError:
-            pass
+        p, r = _process_memory(pid)
+        pss, rss = pss + p, rss + r
+        if per_process is not None and p:
+            per_process.append((pid, p, _name(pid)))
     return pss, rss
 
 
@@ -57,8 +77,12 @@ def measure(command: list[str]) -> dict:
     start = time.perf_counter()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     peak_pss = peak_rss = 0
+    at_peak: list = []
     while proc.poll() is None:
-        pss, rss = tree_memory(proc.pid)
+        now: list = []
+        pss, rss = tree_memory(proc.pid, now)
+        if pss > peak_pss:
+            at_peak = now
         peak_pss, peak_rss = max(peak_pss, pss), max(peak_rss, rss)
         time.sleep(0.02)
     output = proc.stdout.read()
@@ -66,7 +90,8 @@ def measure(command: list[str]) -> dict:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return dict(command=" ".join(command), returncode=proc.returncode, cpu_seconds=cpu, wall_seconds=wall,
-                peak_tree_pss_mb=peak_pss / 2 ** 20, peak_tree_rss_mb=peak_rss / 2 ** 20, output=output)
+                peak_tree_pss_mb=peak_pss / 2 ** 20, peak_tree_rss_mb=peak_rss / 2 ** 20, output=output,
+                at_peak=[(pid, p / 2 ** 20, name) for pid, p, name in at_peak])
 
 
 def main() -> int:
@@ -83,6 +108,8 @@ def main() -> int:
     print(f"wall seconds:   {result['wall_seconds']:.1f}")
     print(f"peak tree PSS:  {result['peak_tree_pss_mb']:.0f} MB (physical memory; target <= 700)")
     print(f"peak tree RSS:  {result['peak_tree_rss_mb']:.0f} MB (shared pages counted per process)")
+    print("at the peak:    " + "\n                ".join(f"{mb:5.0f} MB PSS  pid {pid}  {name}"
+                                                         for pid, mb, name in result["at_peak"]))
     return result["returncode"]
 
 

@@ -21,6 +21,9 @@ class Check:
     fn: Callable
     timeout: float          # seconds for the whole check (every recipe call of it together)
     training: bool = False  # trains a model on the hidden data (the slow kind)
+    # For a training check: ctx -> the time budget of the student's run (it times the reference once per
+    # grading run; the engine calls it before any worker of the run exists, the check calls it again for free).
+    budget: Callable | None = None
 
     @property
     def description(self) -> str:
@@ -30,11 +33,11 @@ class Check:
 _REGISTRY: dict[str, list[Check]] = {}
 
 
-def check(timeout: float = 30.0, training: bool = False):
+def check(timeout: float = 30.0, training: bool = False, budget: Callable | None = None):
     """Register a check of the part whose module defines it, named after the function."""
     def register(fn: Callable) -> Callable:
         part = fn.__module__.rsplit(".", 1)[-1]
-        _REGISTRY.setdefault(part, []).append(Check(part, fn.__name__, fn, timeout, training))
+        _REGISTRY.setdefault(part, []).append(Check(part, fn.__name__, fn, timeout, training, budget))
         return fn
     return register
 

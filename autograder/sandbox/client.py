@@ -103,13 +103,16 @@ class Worker:
         os.close(req_r)
         os.close(rep_w)
         self.requests, self.replies = req_w, rep_r
-        startup = STARTUP_TIMEOUT * TIME_SCALE
-        if self.deadline is not None:
-            startup = max(min(startup, self.deadline - time.monotonic()), 1.0)
+        startup, cut_by_deadline = STARTUP_TIMEOUT * TIME_SCALE, False
+        if self.deadline is not None and self.deadline - time.monotonic() < startup:
+            startup, cut_by_deadline = max(self.deadline - time.monotonic(), 1.0), True
         try:
             protocol.send(self.requests, {"references": self.references})
             hello = protocol.receive(self.replies, timeout=startup)
-        except (protocol.ChannelClosed, protocol.ChannelTimeout, protocol.MessageTooLarge, BrokenPipeError) as exc:
+        except protocol.ChannelTimeout:
+            self.kill("the part's time limit was reached" if cut_by_deadline else "the worker did not start in time")
+            return
+        except (protocol.ChannelClosed, protocol.MessageTooLarge, BrokenPipeError) as exc:
             self.kill(f"the worker did not start ({type(exc).__name__})")
             return
         if not isinstance(hello, dict) or not hello.get("ready"):

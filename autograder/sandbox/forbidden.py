@@ -1,11 +1,14 @@
 """Reference ops made unavailable while a parity-checked function runs, so calling the oracle earns nothing.
 
-Two layers. While a recipe that forbids an op runs, every attribute listed for it raises
+Three layers. While a recipe that forbids an op runs, every attribute listed for it raises
 ForbiddenOpError: that covers looking the op up at call time (`F.scaled_dot_product_attention`, or
-`getattr` with a computed name). A reference bound before that, at import (`from torch.nn.functional
-import scaled_dot_product_attention as f`, a default argument, a closure, a class attribute), is found
-by `bound_references`, which looks for the original objects themselves in what the student's module
-reaches; such a module gets no credit from the checks that forbid the op.
+`getattr` with a computed name). A torch function mode active at the same time refuses the op however it
+is reached: a reference kept at import in a container, a `functools.partial`, or the operator registry
+(`torch.ops.aten.scaled_dot_product_attention`) all end in a call that torch hands to the mode by name.
+And a reference bound at import where it can be seen (`from torch.nn.functional import
+scaled_dot_product_attention as f`, a default argument, a closure, a class attribute) is found by
+`bound_references`, which looks for the original objects themselves in what the student's module
+reaches; such a module gets no credit from the checks that forbid the op, with a message that says why.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import contextlib
 import importlib
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 
 class ForbiddenOpError(RuntimeError):
@@ -30,6 +34,15 @@ OPS: dict[str, tuple[tuple[str, str], ...]] = {
                   ("torch._C._VariableFunctions", "lstm_cell"), ("torch._C._VariableFunctions", "lstm")),
     "sdpa": (("torch.nn.functional", "scaled_dot_product_attention"), ("torch._C._nn", "scaled_dot_product_attention"),
              ("torch.nn.functional", "multi_head_attention_forward"), ("torch.nn.MultiheadAttention", "forward")),
+}
+# name -> the names torch gives the op's functions and operators (an OpOverload's name without its overload),
+# which the function mode refuses.
+FUNCTION_NAMES: dict[str, tuple[str, ...]] = {
+    "rnn_cell": ("rnn_relu_cell", "rnn_relu", "rnn_tanh_cell", "rnn_tanh"),
+    "lstm_cell": ("lstm_cell", "lstm"),
+    "sdpa": ("scaled_dot_product_attention", "multi_head_attention_forward", "_scaled_dot_product_attention_math",
+             "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
+             "_scaled_dot_product_efficient_attention", "_fused_sdp_choice"),
 }
 READABLE = {"rnn_cell": "nn.RNNCell / nn.RNN", "lstm_cell": "nn.LSTMCell / nn.LSTM",
             "sdpa": "F.scaled_dot_product_attention"}
@@ -99,9 +112,29 @@ def bound_references(module, known: dict[int, tuple[str, str]]) -> dict[str, str
     return found
 
 
+class _RefuseByName(TorchFunctionMode):
+    """A torch function mode that raises ForbiddenOpError for the functions and operators of `ops`."""
+
+    def __init__(self, ops: tuple[str, ...]):
+        super().__init__()
+        self.op_of = {name: op for op in ops for name in FUNCTION_NAMES[op]}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "").split(".")[0]
+        op = self.op_of.get(name)
+        if op is not None:
+            raise ForbiddenOpError(f"{READABLE[op]} is the reference this check compares against; "
+                                   f"it cannot be used inside the checked function ({name} was called)")
+        return func(*args, **(kwargs or {}))
+
+
 @contextlib.contextmanager
 def forbid(*ops: str):
-    """Within the block, every attribute listed for each op raises ForbiddenOpError."""
+    """Within the block, every attribute listed for each op raises ForbiddenOpError, and so does any call that
+    reaches the op's functions (the function mode)."""
+    if not ops:
+        yield
+        return
     saved = []
     try:
         for op in ops:
@@ -114,7 +147,8 @@ def forbid(*ops: str):
                         saved.append((owner, attr, original))
                 except (ImportError, AttributeError, TypeError):  # a builtin type that refuses new attributes
                     continue
-        yield
+        with _RefuseByName(ops):
+            yield
     finally:
         for owner, attr, original in reversed(saved):
             setattr(owner, attr, original)

@@ -22,6 +22,7 @@ class InProcessWorker:
         staging = stage(module, Path(submission), Path(scratch) / "staging")
         spec = importlib.util.spec_from_file_location(f"_inprocess_{module}", staging / f"{module}.py")
         self.student = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = self.student  # as an import does: dataclasses look their module up there
         try:
             spec.loader.exec_module(self.student)
         except Exception as exc:

@@ -267,7 +267,7 @@ def hidden_output_allowed(r: CheckResult) -> bool:
         r"the worker is not running",
         r"sent an unreadable reply \(\w+\)",
         r"sent a malformed reply",
-        r"the worker did not start \([^\n]*\)",
+        r"the worker did not start( in time| \([^\n]*\))",
         re.escape(f"{r.part}.py") + r" (could not be imported: [\s\S]*|is missing from the submission|is a "
                                     r"symbolic link; submit the file itself|is not a regular file|"
                                     r"is \d+ bytes; the limit is \d+)",

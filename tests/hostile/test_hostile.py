@@ -211,9 +211,6 @@ def test_F8_slow_code_times_out_one_check_only(tmp_path, monkeypatch):
     assert graded.total("bleu") == (4, 5)
 
 
-@pytest.mark.xfail(strict=True, reason="hole: once a part's time limit is reached the engine still restarts the "
-                   "worker before every remaining check (each start waits up to STARTUP_TIMEOUT, the deadline "
-                   "ignored), so a part can overrun PART_TIME_LIMIT by n_checks x STARTUP_TIMEOUT")
 def test_F8_part_time_limit_also_bounds_worker_restarts(tmp_path, monkeypatch):
     engine = importlib.import_module("autograder.engine")
     starts = []
@@ -223,9 +220,8 @@ def test_F8_part_time_limit_also_bounds_worker_restarts(tmp_path, monkeypatch):
         starts.append(time.monotonic())
         return real_start(self)
     monkeypatch.setattr(client.Worker, "_start", counting_start)
-    monkeypatch.setattr(engine, "PART_TIME_LIMIT", 0.5)      # reached while the first worker starts
-    with rubric_subset("bleu", lambda name, e: name == FIRST):
-        graded = run_grade(build("F8_slow_code", tmp_path / "sub"), ("bleu",))
+    monkeypatch.setattr(engine, "PART_TIME_LIMIT", 0.5)      # reached while the first worker starts (it never ends)
+    graded = run_grade(build("F15_heavy_import", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND)
     assert all(r.output == "the part's time limit was reached" for r in graded.results()), graded.describe()
     assert len(starts) == 1, f"{len(starts)} workers started for a part whose time was up during the first start"
@@ -337,7 +333,7 @@ def f15(tmp_path_factory):
 def test_F15_an_import_that_never_ends_costs_only_its_part(f15):
     assert_contained(f15, within=2 * BOUND + STARTUP_TIMEOUT)
     for r in f15.results("bleu"):
-        assert r.output == "the worker did not start (ChannelTimeout)", r.output     # no path of the grader
+        assert r.output == "the worker did not start in time", r.output     # no path of the grader
     assert f15.total("bleu")[0] == 0
     assert f15.full_marks("decoding"), f15.describe()
 
@@ -557,21 +553,21 @@ def test_A15_timeout_evasion_is_killed_from_outside(tmp_path, monkeypatch):
     assert graded.total("bleu") == (4, 5), graded.describe()          # the next check got a fresh worker
 
 
-A22_EVADES = "hole: the ban blocks the attributes listed in forbidden.OPS while a recipe runs, and refuses a module " \
-             "whose globals, defaults, closures or class attributes hold the original op; "
+A22_REFUSED = "your code raised ForbiddenOpError: F.scaled_dot_product_attention is the reference this check " \
+              "compares against"
 
 
 @pytest.mark.parametrize("row, message", [
-    pytest.param("A22_banned_reference_op", "your code raised ForbiddenOpError: F.scaled_dot_product_attention is "
-                 "the reference this check compares against", id="A22_banned_reference_op"),
+    pytest.param("A22_banned_reference_op", A22_REFUSED, id="A22_banned_reference_op"),
     pytest.param("A22_banned_op_alias", "your code raised ForbiddenOpError: your module holds the reference this "
                  "check compares against", id="A22_banned_op_alias"),
-    pytest.param("A22_banned_op_in_a_container", None, id="A22_banned_op_in_a_container", marks=pytest.mark.xfail(
-        strict=True, reason=A22_EVADES + "the op kept in a dict (or list, tuple, functools.partial, instance) at "
-        "import is not found")),
-    pytest.param("A22_banned_op_through_torch_ops", None, id="A22_banned_op_through_torch_ops", marks=pytest.mark.xfail(
-        strict=True, reason=A22_EVADES + "torch.ops.aten.scaled_dot_product_attention (the operator registry) is not "
-        "listed, and there is no static scan of the source")),
+    pytest.param("A22_banned_op_in_a_container", A22_REFUSED, id="A22_banned_op_in_a_container"),
+    pytest.param("A22_banned_op_through_torch_ops", A22_REFUSED, id="A22_banned_op_through_torch_ops"),
+    pytest.param("A22_banned_op_with_torch_functions_disabled", None, id="A22_banned_op_with_torch_functions_disabled",
+                 marks=pytest.mark.xfail(strict=True, reason="hole: torch._C.DisableTorchFunction() switches off the "
+                                         "ban's function mode, and the op kept in a container at import is not found "
+                                         "by the scan of the module (a dispatch-level ban would see only the op's "
+                                         "kernels, which differ per op and per device)")),
 ])
 def test_A22_the_banned_reference_op_earns_no_parity_points(row, message, tmp_path):
     graded = run_grade(build(row, tmp_path / "sub"), ("attention",))
