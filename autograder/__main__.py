@@ -1,9 +1,10 @@
 """Command line of the grader.
 
-    python -m autograder grade SUBMISSION_DIR [--json PATH] [--public-only] [--part MODULE ...]
+    python -m autograder grade SUBMISSION_DIR [--json PATH] [--report PATH.html] [--public-only] [--part MODULE ...]
     python -m autograder check [DIR]     # the public checks on your working copy (default: assignments/)
-    python -m autograder demo [--json PATH]   # grade the bundled, partly correct sample submission
-    python -m autograder batch SUBMISSIONS --out DIR [--jobs N] [--force]   # a whole class, for TAs
+    python -m autograder demo [--json PATH] [--report PATH.html]   # grade the bundled, partly correct sample
+    python -m autograder batch SUBMISSIONS --out DIR [--jobs N] [--force] [--reports]   # a whole class, for TAs
+    python -m autograder reference-curves   # re-measure the reference's training curves the reports draw
     python -m autograder gradescope-zip --out autograder.zip [--seed N | --new-seed]
 """
 from __future__ import annotations
@@ -21,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser("grade", help="grade a submission folder (any subset of the seven modules)")
     g.add_argument("submission", type=Path)
     g.add_argument("--json", type=Path, help="write Gradescope's results.json here")
+    g.add_argument("--report", type=Path, help="write the HTML feedback report here")
     g.add_argument("--public-only", action="store_true", help="run only the public checks")
     g.add_argument("--part", action="append", choices=MODULES, help="grade only this part (repeatable)")
     g.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)  # benchmarks only: no sandbox
@@ -29,11 +31,14 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--part", action="append", choices=MODULES, help="check only this part (repeatable)")
     d = sub.add_parser("demo", help="grade the bundled sample submission (partly correct)")
     d.add_argument("--json", type=Path, help="write Gradescope's results.json here")
+    d.add_argument("--report", type=Path, help="write the HTML feedback report here")
     b = sub.add_parser("batch", help="grade every submission in a folder (Gradescope export, folders or zips)")
     b.add_argument("submissions", type=Path)
     b.add_argument("--out", type=Path, required=True, help="where results, grades.csv and histograms.png go")
     b.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
     b.add_argument("--force", action="store_true", help="regrade submissions that already have results")
+    b.add_argument("--reports", action="store_true", help="also write DIR/<id>/report.html, the feedback report of "
+                   "each submission")
     z = sub.add_parser("gradescope-zip", help="build the Gradescope autograder zip")
     z.add_argument("--out", type=Path, default=Path("autograder.zip"))
     seed = z.add_mutually_exclusive_group()
@@ -41,7 +46,14 @@ def main(argv: list[str] | None = None) -> int:
     seed.add_argument("--new-seed", action="store_true", help="draw a fresh hidden data seed for this zip")
     r = sub.add_parser("gradescope-run", help="inside Gradescope's container: grade ROOT/submission")
     r.add_argument("--root", type=Path, default=Path("/autograder"))
+    sub.add_parser("reference-curves", help="train each reference on the public data and rewrite the training "
+                   "curves feedback reports draw (autograder/report/reference_curves.json)")
     args = parser.parse_args(argv)
+
+    if args.command == "reference-curves":
+        from autograder.report import reference
+        print(f"wrote {reference.write()}")
+        return 0
 
     if args.command == "gradescope-zip":
         from autograder import gradescope
@@ -55,11 +67,12 @@ def main(argv: list[str] | None = None) -> int:
         from autograder import batch
         from autograder.intake import IntakeError
         try:
-            rows = batch.run(args.submissions, args.out, jobs=args.jobs, force=args.force)
+            rows = batch.run(args.submissions, args.out, jobs=args.jobs, force=args.force, reports=args.reports)
         except IntakeError as exc:
             parser.error(str(exc))
         print(f"graded {sum(r['status'] == 'graded' for r in rows)} of {len(rows)} submissions; "
-              f"wrote {args.out / 'grades.csv'} and {args.out / 'histograms.png'}")
+              f"wrote {args.out / 'grades.csv'}, {args.out / 'histograms.png'} and {args.out / 'summary.html'}"
+              + (f" and a report.html per submission in {args.out}" if args.reports else ""))
         return 0
 
     import tempfile
@@ -83,6 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "json", None):
         write_json_atomic(gradescope_results(report), args.json)
         print(f"wrote {args.json}")
+    if getattr(args, "report", None):
+        from autograder.report import write_report
+        name = "the sample submission" if args.command == "demo" else args.submission.resolve().name
+        path = write_report(report, args.report, submission=name)
+        print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
     return 0
 
 

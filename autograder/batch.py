@@ -1,9 +1,12 @@
-"""`python -m autograder batch SUBMISSIONS --out DIR [--jobs N] [--force]`: grade a whole class.
+"""`python -m autograder batch SUBMISSIONS --out DIR [--jobs N] [--force] [--reports]`: grade a whole class.
 
 Writes DIR/<id>/results.json for every submission (Gradescope's format), DIR/grades.csv (one row per
-submission, one column per part) and DIR/histograms.png (the score distribution of every part). A run
-that stops part-way resumes where it stopped: a submission with a results.json is not graded again
-unless --force. One broken submission never stops the batch: it gets a row saying why.
+submission, one column per part), DIR/histograms.png (the score distribution of every part) and
+DIR/summary.html (distributions, the checks failed most often, every submission; autograder/report/summary.py).
+With --reports, also DIR/<id>/report.html, the feedback report of each submission (autograder/report/html.py).
+A run that stops part-way resumes where it stopped: a submission with a results.json (and, with --reports, a
+report.html) is not graded again unless --force. One broken submission never stops the batch: it gets a row
+saying why.
 """
 from __future__ import annotations
 
@@ -35,8 +38,9 @@ def safe_cell(value, limit: int = 200) -> str:
     return "'" + text if text.startswith(FORMULA_START) else text
 
 
-def grade_one(submission: Submission, out: Path) -> dict:
-    """Grade one submission into out/<id>/results.json; return its row for grades.csv."""
+def grade_one(submission: Submission, out: Path, report: bool = False) -> dict:
+    """Grade one submission into out/<id>/results.json (and out/<id>/report.html when `report`); return its row
+    for grades.csv."""
     from autograder.engine import grade
     from autograder.results import gradescope_results, write_json_atomic
 
@@ -50,8 +54,11 @@ def grade_one(submission: Submission, out: Path) -> dict:
                         "tests": []}
             write_json_atomic(document, target)
             return {**row, "status": f"unreadable: {exc}"}
-        report = grade(folder)
-    write_json_atomic(gradescope_results(report), target)
+        graded = grade(folder)
+    if report:
+        from autograder.report import write_report
+        write_report(graded, target.parent / "report.html", submission=submission.name or submission.id)
+    write_json_atomic(gradescope_results(graded), target)
     return {**row, "status": "graded"}
 
 
@@ -93,11 +100,25 @@ def write_histograms(rows: list[dict], path: Path) -> None:
     plt.close(fig)
 
 
-def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False) -> list[dict]:
-    """Grade every submission under `submissions_root` into `out`; return the grades.csv rows."""
+def _done(out: Path, submission: Submission, reports: bool) -> bool:
+    """Graded before: a results.json, and with `reports` a report.html unless the submission was unreadable."""
+    results = out / submission.id / "results.json"
+    if not results.exists():
+        return False
+    if not reports or (out / submission.id / "report.html").exists():
+        return True
+    try:
+        return not json.loads(results.read_text()).get("tests")   # unreadable: there is nothing to report
+    except (OSError, ValueError):
+        return False
+
+
+def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, reports: bool = False) -> list[dict]:
+    """Grade every submission under `submissions_root` into `out`; return the grades.csv rows. reports: also write
+    each submission's feedback report."""
     out.mkdir(parents=True, exist_ok=True)
     submissions = discover(submissions_root)
-    todo = [s for s in submissions if force or not (out / s.id / "results.json").exists()]
+    todo = [s for s in submissions if force or not _done(out, s, reports)]
     if force:
         for s in todo:
             shutil.rmtree(out / s.id, ignore_errors=True)
@@ -105,12 +126,12 @@ def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False) -
     with tqdm(total=len(submissions), initial=len(submissions) - len(todo), unit="submission") as bar:
         if jobs <= 1:
             for s in todo:
-                failures.update(_guarded(s, out))
+                failures.update(_guarded(s, out, reports))
                 bar.update()
         else:
             # "spawn", not fork: each process starts clean, claims its own sandbox user, inherits no grader state.
             with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-                futures = {pool.submit(_guarded, s, out): s for s in todo}
+                futures = {pool.submit(_guarded, s, out, reports): s for s in todo}
                 for future in as_completed(futures):
                     failures.update(future.result())
                     bar.update()
@@ -123,13 +144,15 @@ def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False) -
             rows.append({"id": s.id, "name": s.name, "status": f"grader error: {failures.get(s.id, 'no results')}"})
     write_csv(rows, out / "grades.csv")
     write_histograms(rows, out / "histograms.png")
+    from autograder.report import write_summary
+    write_summary(rows, out)
     return rows
 
 
-def _guarded(submission: Submission, out: Path) -> dict:
+def _guarded(submission: Submission, out: Path, reports: bool = False) -> dict:
     """grade_one, with any failure of the grader itself recorded instead of raised."""
     try:
-        grade_one(submission, out)
+        grade_one(submission, out, reports)
         return {}
     except Exception as exc:  # never let one submission stop the batch
         return {submission.id: f"{type(exc).__name__}: {exc}"[:300]}

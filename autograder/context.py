@@ -7,6 +7,7 @@ import os
 import secrets
 import shutil
 import time
+import traceback
 from functools import cached_property
 from pathlib import Path
 from typing import Callable
@@ -42,6 +43,7 @@ class GradingContext:
         self.seed = hidden_seed() if seed is None else seed
         self._reference_seconds: dict[str, float] = {}
         self._files: dict[str, Path] = {}
+        self._artifacts: dict[str, dict] = {}   # part -> what its checks kept for the feedback report
 
     @cached_property
     def data(self) -> CaptionData:
@@ -72,18 +74,60 @@ class GradingContext:
             os.chmod(path, 0o644)
         return str(path)
 
-    def budget(self, key: str, reference_run: Callable[[], None], scale: float = 1.0) -> float:
+    def budget(self, key: str, reference_run: Callable[..., object], scale: float = 1.0,
+               setup: Callable[[], object] | None = None) -> float:
         """The time limit (seconds) for a student's training run: BUDGET_FACTOR x the reference's projected time
         plus BUDGET_ALLOWANCE. `reference_run` trains the reference on a slice of the same run, timed once per
-        grading run; `scale` projects that slice to the whole run (say 12 for one epoch of twelve)."""
+        grading run; `scale` projects that slice to the whole run (say 12 for one epoch of twelve). `setup`,
+        if given, prepares the reference's inputs outside the clock and is passed to `reference_run`."""
         if key not in self._reference_seconds:
             self.data  # loaded (or read from the cache) before the clock starts
-            # Wall time, like the limit it sets: on a busy machine both stretch alike.
-            t0 = time.perf_counter()
-            reference_run()
-            self._reference_seconds[key] = (time.perf_counter() - t0) * scale
+            self._reference_seconds[key] = _timed_in_child(reference_run, setup) * scale
         return BUDGET_FACTOR * self._reference_seconds[key] + BUDGET_ALLOWANCE
 
     @property
     def reference_seconds(self) -> dict[str, float]:
         return dict(self._reference_seconds)
+
+    def keep(self, part: str, key: str, value) -> None:
+        """Keep `value` (plain data: numbers, strings, lists, dicts, tensors) for the feedback report of this run,
+        under `part` and `key` (autograder/report). Checks keep what the student's own run returned; a report
+        shows only what is safe to show (docs/grader.md, "Feedback reports")."""
+        self._artifacts.setdefault(part, {})[key] = value
+
+    def take_artifacts(self) -> dict[str, dict]:
+        """What the checks kept since the last call, by part; starts afresh (engine.grade calls it once per run)."""
+        taken, self._artifacts = self._artifacts, {}
+        return taken
+
+
+def _timed_in_child(run: Callable[..., object], setup: Callable[[], object] | None = None) -> float:
+    """Wall seconds of `run()` (or `run(setup())`, setup untimed), run in a forked copy of this (trusted)
+    process.
+
+    Wall time, like the limit it sets: on a busy machine both stretch alike. In a child because a training
+    run leaves this process's heap larger than it found it (freed activations the allocator keeps), and
+    the grader stays alive while the student's worker trains beside it: the child's memory is returned
+    whole when it exits, which keeps a full grade inside a small container's memory."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: time, report, leave without running any of the parent's exit handlers
+        status = 1
+        try:
+            os.close(read_end)
+            args = () if setup is None else (setup(),)
+            t0 = time.perf_counter()
+            run(*args)
+            os.write(write_end, repr(time.perf_counter() - t0).encode())
+            status = 0
+        except BaseException:
+            traceback.print_exc()  # the grader's own error: the parent raises, the engine reports it to staff
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as f:
+        reply = f.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not reply:
+        raise RuntimeError(f"the reference's timing run failed (wait status {status})")
+    return float(reply)

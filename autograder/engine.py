@@ -22,6 +22,7 @@ from autograder.compare import CheckFailed
 from autograder.context import GradingContext
 from autograder.sandbox.client import TIME_SCALE, StudentError, WorkerDied, remove_tree
 from autograder.sandbox.isolation import Isolation, build_runtime, detect
+from autograder.sandbox.memory import release_memory
 from autograder.sandbox.staging import StagingError
 from autograder.sandbox.worker import clean
 from shared.parts import BY_MODULE, MODULES
@@ -62,6 +63,9 @@ class GradeReport:
     results: list[CheckResult] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    # part -> {key: plain data} the checks kept with ctx.keep (figures of the student's own trained models, for
+    # autograder/report); never in results.json
+    artifacts: dict[str, dict] = field(default_factory=dict)
 
     @property
     def score(self) -> float:
@@ -139,7 +143,11 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
     report.notes.append(isolation.note)
     runtime = build_runtime(scratch / "runtime")
     ctx = ctx or GradingContext(scratch=scratch / "grader", shared=scratch / "shared")
+    ctx.take_artifacts()  # a context may serve several runs: this report holds this run's artifacts only
     try:
+        if not skip_training:
+            _time_references([p for p in GRADING_ORDER if (parts is None or p in parts)
+                              and (Path(submission) / f"{p}.py").is_file()], ctx, rubric, public_only)
         for part in GRADING_ORDER:
             if parts is not None and part not in parts:
                 continue
@@ -151,7 +159,24 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
     number = {m: BY_MODULE[m].number for m in MODULES}
     report.results.sort(key=lambda r: (number[r.part], [int(x) for x in r.number.split(".")]))
     report.seconds = time.monotonic() - started
+    report.artifacts = ctx.take_artifacts()
     return report
+
+
+def _time_references(parts: list[str], ctx: GradingContext, rubric: dict, public_only: bool) -> None:
+    """Time the reference run behind every training check to be graded, before any worker exists: each
+    timing run is a forked copy of this process (GradingContext.budget), and one beside a worker would put
+    three processes' memory at once into the container's peak. A run that fails here is left to its check,
+    which calls the budget again and reports the grader's error in its own result."""
+    for part in parts:
+        entries = rubric.get(part, {})
+        for chk in checks_of(part):
+            graded = chk.name in entries and (not public_only or entries[chk.name].visibility == "public")
+            if chk.budget is not None and graded:
+                try:
+                    chk.budget(ctx)
+                except Exception:  # noqa: BLE001 (reported by the check itself)
+                    pass
 
 
 def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
@@ -196,7 +221,11 @@ def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
             visible = entries[chk.name].visibility == "public"
             passed, output, note = _run_check(chk, worker, ctx, visible)
             results.append(result(i, chk, passed, output, time.monotonic() - t0, note))
-            if not worker.alive:  # a crash or a timeout costs this check; the next one gets a fresh worker
+            if chk.training:  # the large heaps; a collection costs about 0.2 s, too much after every check
+                release_memory()
+            # A crash or a timeout costs this check; the next one (if there is time for it) gets a fresh worker.
+            if not worker.alive and i + 1 < len(checks) and (worker.deadline is None
+                                                             or time.monotonic() < worker.deadline):
                 worker.restart()
         return results
     finally:

@@ -1,8 +1,10 @@
 """TA batch grading: the accepted layouts, safe extraction, resuming, a safe CSV, and one broken
 submission never stopping the batch. Submissions hold only bleu.py (Part 3 grades in seconds)."""
 import csv
+import html
 import json
 import os
+import re
 import stat
 import zipfile
 from pathlib import Path
@@ -10,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from autograder import batch
-from autograder.intake import IntakeError, discover, extract_zip, module_folder
+from autograder import rubric as rubric_mod
+from autograder.intake import IntakeError, Submission, discover, extract_zip, module_folder
+from shared.parts import MODULES
 
 pytestmark = pytest.mark.xdist_group("batch")  # one worker builds the shared fixture
 
@@ -102,3 +106,58 @@ def test_extraction_limits_and_nested_folders(tmp_path):
     nested = extract_zip(zip_with(tmp_path / "n.zip", {"a/b/bleu.py": b"", "__MACOSX/a/bleu.py": b""}), tmp_path / "n")
     assert module_folder(nested) == tmp_path / "n" / "a" / "b"
     assert batch.safe_cell("-1+2") == "'-1+2" and batch.safe_cell(3.5) == "3.5" and batch.safe_cell("a\x00b") == "ab"
+
+
+def test_the_summary_shows_distributions_the_most_failed_checks_and_every_submission(graded, tmp_path):
+    from tests import browser
+    from tests.test_report import structure
+
+    _, out, rows = graded
+    text = (out / "summary.html").read_text()
+    ids = [html.unescape(i) for i in re.findall(r'<tr class="submission" data-id="([^"]*)"', text)]
+    assert sorted(ids) == sorted(rows)
+    assert "unsafe path" in text and "not a valid zip" in text
+    graded_ids = [i for i, r in rows.items() if r["status"] == "graded"]
+    failed = re.findall(r'<tr data-check-number="[^"]*"><td class="num">[^<]*</td><td>([^<]*)</td>'
+                        r'<td class="num">(\d+)</td><td class="num">(\d+)%</td>', text)
+    assert failed and len(failed) <= 15
+    # Only bleu.py was submitted: every check of the other parts failed for everyone, first in the table.
+    assert all(int(n) == len(graded_ids) and p == "100" for _, n, p in failed)
+    assert all("(bleu)" not in name for name, _, _ in failed)
+    # Part 3: the stub fails every check, the two references none.
+    from autograder.report.summary import failed_checks
+    documents = [json.loads((out / i / "results.json").read_text()) for i in graded_ids]
+    bleu = [(e["failed"], e["graded"]) for e in failed_checks(documents) if "(bleu)" in e["name"]]
+    assert len(bleu) == len(rubric_mod.load()["bleu"]) and set(bleu) == {(1, len(graded_ids))}
+    assert len(structure(text).sources) == 1 and "report.html" not in text    # a histogram; no reports asked for
+    rendered = browser.render(out / "summary.html", tmp_path)
+    assert rendered.get("data-rendered") == "ok" and rendered.get("data-images") == "1", rendered
+
+
+def test_feedback_reports_on_request_are_linked_from_the_summary(tmp_path):
+    from tests.test_report import structure
+
+    root, out = tmp_path / "class", tmp_path / "out"
+    hostile = "<img src=x onerror=alert(1)>eve"
+    (root / hostile).mkdir(parents=True)
+    (root / hostile / "bleu.py").write_text(REFERENCE.read_text())
+    [row] = batch.run(root, out, reports=True)
+    assert row["id"] == hostile and row["bleu"] == 15
+    assert list(structure((out / hostile / "report.html").read_text()).parts) == list(MODULES)
+    summary = (out / "summary.html").read_text()
+    assert ('<a href="%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3Eeve/report.html">'
+            '&lt;img src=x onerror=alert(1)&gt;eve</a>') in summary
+    assert hostile not in summary
+
+
+def test_a_batch_asked_for_reports_regrades_only_what_lacks_one(tmp_path):
+    graded, unreadable = Submission("ada", "", tmp_path), Submission("carol", "", tmp_path)
+    for s, tests in ((graded, [{"score": 1}]), (unreadable, [])):
+        (tmp_path / s.id).mkdir()
+        (tmp_path / s.id / "results.json").write_text(json.dumps({"score": 0, "tests": tests}))
+    assert batch._done(tmp_path, graded, reports=False)
+    assert not batch._done(tmp_path, graded, reports=True)          # graded before without its report
+    assert batch._done(tmp_path, unreadable, reports=True)          # nothing to report on
+    (tmp_path / "ada" / "report.html").write_text("<!doctype html>")
+    assert batch._done(tmp_path, graded, reports=True)
+    assert not batch._done(tmp_path, Submission("dan", "", tmp_path), reports=False)

@@ -2,6 +2,7 @@
 nothing and grading still finishes, a missing module costs only its part, grading is deterministic, and
 results.json follows Gradescope's format without leaking hidden material."""
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -20,11 +21,6 @@ pytestmark = pytest.mark.xdist_group("full-grade")  # one worker builds the shar
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "tests" / "schemas" / "gradescope_results.schema.json").read_text())
-
-
-@pytest.fixture(scope="session")
-def reference_report():
-    return grade(ROOT / "solutions")
 
 
 @pytest.fixture(scope="session")
@@ -96,9 +92,11 @@ def test_a_missing_module_costs_only_its_part(tmp_path):
 
 
 def test_cli_grades_the_sample_and_writes_results_json(tmp_path, capsys):
-    out = tmp_path / "results.json"
-    assert cli(["demo", "--json", str(out)]) == 0
+    out, report = tmp_path / "results.json", tmp_path / "report.html"
+    assert cli(["demo", "--json", str(out), "--report", str(report)]) == 0
     printed = capsys.readouterr().out
+    sections = re.findall(r'<section class="part" id="part-(\w+)"', report.read_text())
+    assert sections == list(MODULES) and f"wrote {report}" in printed   # tests/test_report.py: what is in it
     document = json.loads(out.read_text())
     jsonschema.validate(document, SCHEMA)
     totals = {}

@@ -28,7 +28,7 @@ from autograder.checks import check
 from autograder.compare import CheckFailed, expect, expect_tensor, expect_tuple, type_name
 from autograder.context import GradingContext
 from autograder.strategies import FEW, PROPERTY, attention_cases, captioner_sizes, coords_cases, seeds, tensor
-from autograder.training_checks import exact_match_of, share_split
+from autograder.training_checks import SHOWN, exact_match_of, keep_attention, keep_run, reply, share_split
 from shared.training import seed_everything, train
 from solutions import attention as reference
 
@@ -264,18 +264,26 @@ def reference_run(ctx: GradingContext, seed: int, epochs: int = EPOCHS, inputs=N
     grids, tokens = inputs if inputs is not None else hidden_training_inputs(ctx)
     seed_everything(seed)
     model = reference.AttnCaptioner()
-    train(model, lambda m, idx: caption_loss(m(grids[idx], tokens[idx])[0], tokens[idx]), len(tokens),
-          epochs, BATCH, LR, seed=seed)
+    model.history = train(model, lambda m, idx: caption_loss(m(grids[idx], tokens[idx])[0], tokens[idx]), len(tokens),
+                          epochs, BATCH, LR, seed=seed)   # its curve: autograder/report/reference.py
     return model
 
 
-@check(timeout=300, training=True)
+def time_budget(ctx: GradingContext) -> float:
+    """Seconds the student's training run may take: from one epoch of the reference, timed in this run
+    (preparing its inputs is not timed)."""
+    return ctx.budget("attention", lambda inputs: reference_run(ctx, ctx.seed, epochs=1, inputs=inputs),
+                      scale=EPOCHS, setup=lambda: hidden_training_inputs(ctx))
+
+
+@check(timeout=300, training=True, budget=time_budget)
 def trained_soft_attention_reaches_the_threshold(student, ctx):
     """Trained 12 epochs on hidden scenes with coordinates, the captioner reaches the exact-match threshold in time."""
-    inputs = hidden_training_inputs(ctx)    # loading the data is not part of the timed epoch
-    budget = ctx.budget("attention", lambda: reference_run(ctx, ctx.seed, epochs=1, inputs=inputs), scale=EPOCHS)
+    budget = time_budget(ctx)
     out = student.call("attention.train_and_decode", timeout=budget, data=share_split(ctx), grid=GRID,
-                       epochs=EPOCHS, batch_size=BATCH, lr=LR, seed=ctx.seed)
+                       epochs=EPOCHS, batch_size=BATCH, lr=LR, seed=ctx.seed, shown=SHOWN)
+    keep_run(ctx, "attention", curves={"loss": reply(out, "losses")}, captions={"greedy": reply(out, "tokens")})
+    keep_attention(ctx, "attention", reply(out, "attention"))
     accuracy = exact_match_of(out, ctx)
     expect(accuracy >= THRESHOLD, f"exact match {accuracy:.3f} on the hidden test scenes; the threshold is {THRESHOLD}",
            safe=f"exact match {accuracy:.3f}, threshold {THRESHOLD}")

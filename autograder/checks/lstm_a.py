@@ -18,7 +18,7 @@ from autograder.compare import expect, expect_tensor, expect_tuple, type_name
 from autograder.context import GradingContext
 from autograder.strategies import (FEW, LSTM_A_VARIANTS, PROPERTY, lstm_a_sizes, lstm_a_unknown_variants, seeds,
                                    tensor)
-from autograder.training_checks import exact_match_of, share_split
+from autograder.training_checks import exact_match_of, keep_run, reply, share_split
 from shared.encoder import D_ANN, L_GRID
 from shared.scenes import N_ATTRIBUTES
 from shared.vocab import END, PAD, START, T_MAX, VOCAB_SIZE
@@ -282,17 +282,24 @@ def reference_run(ctx: GradingContext, seed: int, epochs: int = EPOCHS):
     """Train the reference A4 on the hidden data (also used to time the budget and to calibrate THRESHOLD)."""
     from solutions.show_and_tell import caption_loss
     train = ctx.data.train
-    model, _ = reference.train_lstm_a(VARIANT, train.grids, train.predicted_attributes, train.scenes.tokens,
-                                      caption_loss, epochs=epochs, batch_size=BATCH, lr=LR, seed=seed)
+    model, history = reference.train_lstm_a(VARIANT, train.grids, train.predicted_attributes, train.scenes.tokens,
+                                            caption_loss, epochs=epochs, batch_size=BATCH, lr=LR, seed=seed)
+    model.history = history   # its curve: autograder/report/reference.py
     return model
 
 
-@check(timeout=300, training=True)
+def time_budget(ctx: GradingContext) -> float:
+    """Seconds the student's training run may take: from one epoch of the reference, timed in this run."""
+    return ctx.budget("lstm_a", lambda: reference_run(ctx, ctx.seed, epochs=1), scale=EPOCHS)
+
+
+@check(timeout=300, training=True, budget=time_budget)
 def trained_a4_reaches_the_threshold(student, ctx):
     """Trained 8 epochs on hidden scenes with predicted attributes, LSTM-A4 reaches the exact-match threshold in time."""
-    budget = ctx.budget("lstm_a", lambda: reference_run(ctx, ctx.seed, epochs=1), scale=EPOCHS)
+    budget = time_budget(ctx)
     out = student.call("lstm_a.train_and_decode", timeout=budget, data=share_split(ctx, with_attributes=True),
                        variant=VARIANT, epochs=EPOCHS, batch_size=BATCH, lr=LR, seed=ctx.seed)
+    keep_run(ctx, "lstm_a", curves={"loss": reply(out, "losses")}, captions={"greedy": reply(out, "tokens")})
     accuracy = exact_match_of(out, ctx)
     expect(accuracy >= THRESHOLD, f"exact match {accuracy:.3f} on the hidden test scenes; the threshold is {THRESHOLD}",
            safe=f"exact match {accuracy:.3f}, threshold {THRESHOLD}")

@@ -18,7 +18,7 @@ from autograder.compare import CheckFailed, expect, expect_tensor, expect_tuple,
 from autograder.context import GradingContext
 from autograder.strategies import FEW, PROPERTY, seeds
 from autograder.strategies import tensor as normal
-from autograder.training_checks import exact_match_of, share_split
+from autograder.training_checks import SHOWN, exact_match_of, keep_attention, keep_run, reply, share_split
 from shared.encoder import GRID
 from shared.training import seed_everything, train
 from solutions import reinforce as reference
@@ -467,17 +467,24 @@ def reference_run(ctx: GradingContext, seed: int, epochs: int = EPOCHS):
     features, tokens = with_coords(data.train.grids, GRID), data.train.scenes.tokens
     seed_everything(seed)
     model = AttnCaptioner()
-    train(model, reference.HardAttentionLoss(features, tokens, seed=seed), len(tokens), epochs, BATCH, lr=LR,
-          seed=seed)
+    model.history = train(model, reference.HardAttentionLoss(features, tokens, seed=seed), len(tokens), epochs, BATCH,
+                          lr=LR, seed=seed)   # its curve: autograder/report/reference.py
     return model
 
 
-@check(timeout=600, training=True)
+def time_budget(ctx: GradingContext) -> float:
+    """Seconds the student's training run may take: from one epoch of the reference, timed in this run."""
+    return ctx.budget("reinforce", lambda: reference_run(ctx, ctx.seed, epochs=1), scale=EPOCHS)
+
+
+@check(timeout=600, training=True, budget=time_budget)
 def trained_hard_attention_reaches_the_threshold(student, ctx):
     """Hard attention trained by REINFORCE for 12 epochs on hidden scenes reaches the exact-match threshold in time."""
-    budget = ctx.budget("reinforce", lambda: reference_run(ctx, ctx.seed, epochs=1), scale=EPOCHS)
+    budget = time_budget(ctx)
     out = student.call("reinforce.train_and_decode", timeout=budget, data=share_split(ctx), epochs=EPOCHS,
-                       batch_size=BATCH, seed=ctx.seed)
+                       batch_size=BATCH, seed=ctx.seed, shown=SHOWN)
+    keep_run(ctx, "reinforce", curves={"loss": reply(out, "losses")}, captions={"greedy": reply(out, "tokens")})
+    keep_attention(ctx, "reinforce", reply(out, "attention"), hard=True)
     accuracy = exact_match_of(out, ctx)
     expect(accuracy >= THRESHOLD, f"exact match {accuracy:.3f} on the hidden test scenes; the threshold is {THRESHOLD}",
            safe=f"exact match {accuracy:.3f}, threshold {THRESHOLD}")

@@ -19,7 +19,7 @@ from autograder.checks import check
 from autograder.compare import CheckFailed, expect, expect_tensor, expect_tuple, type_name
 from autograder.context import GradingContext
 from autograder.strategies import FEW, PROPERTY, seeds
-from autograder.training_checks import exact_match_of, share_split
+from autograder.training_checks import SHOWN, exact_match_of, keep_beams, keep_run, reply, share_split
 from shared.training import seed_everything, train
 from shared.vocab import END, PAD, START, T_MAX, VOCAB_SIZE
 from solutions import show_and_tell as reference
@@ -489,6 +489,7 @@ def part_one_functions_leave_their_inputs_unchanged(student, ctx):
 # == training =====================================================================================
 
 EPOCHS, BATCH = 12, 32
+BEAM_WIDTH = 3   # the beams of the trained model a feedback report shows
 # Exact match on the hidden test scenes after 12 epochs: well below the reference's spread over seeds
 # (docs/thresholds.md; five training seeds gave 0.565 to 0.625, mean 0.596), far above what a model that
 # ignores the image reaches (0.000 with zeroed grids).
@@ -501,18 +502,25 @@ def reference_run(ctx: GradingContext, seed: int, epochs: int = EPOCHS):
     grids, tokens = data.train.grids, data.train.scenes.tokens
     seed_everything(seed)
     model = reference.ShowTellRNN()
-    train(model, lambda m, idx: reference.caption_loss(m(grids[idx], tokens[idx]), tokens[idx]), len(tokens),
-          epochs, BATCH, seed=seed)
+    model.history = train(model, lambda m, idx: reference.caption_loss(m(grids[idx], tokens[idx]), tokens[idx]),
+                          len(tokens), epochs, BATCH, seed=seed)   # its curve: autograder/report/reference.py
     return model
 
 
-@check(timeout=300, training=True)
+def time_budget(ctx: GradingContext) -> float:
+    """Seconds the student's training run may take: from one epoch of the reference, timed in this run."""
+    return ctx.budget("show_and_tell", lambda: reference_run(ctx, ctx.seed, epochs=1), scale=EPOCHS)
+
+
+@check(timeout=300, training=True, budget=time_budget)
 def trained_show_and_tell_reaches_the_threshold(student, ctx):
     """Trained for 12 epochs on hidden scenes, the captioner reaches the exact-match threshold in time."""
     ctx.data  # load the hidden data before timing the reference, so its loading is not counted as training
-    budget = ctx.budget("show_and_tell", lambda: reference_run(ctx, ctx.seed, epochs=1), scale=EPOCHS)
+    budget = time_budget(ctx)
     out = student.call("show_and_tell.train_and_decode", timeout=budget, data=share_split(ctx),
-                       epochs=EPOCHS, batch_size=BATCH, seed=ctx.seed)
+                       epochs=EPOCHS, batch_size=BATCH, seed=ctx.seed, shown=SHOWN, beam_width=BEAM_WIDTH)
+    keep_run(ctx, "show_and_tell", curves={"loss": reply(out, "losses")}, captions={"greedy": reply(out, "tokens")})
+    keep_beams(ctx, "show_and_tell", reply(out, "beams"))
     accuracy = exact_match_of(out, ctx)
     expect(accuracy >= THRESHOLD, f"exact match {accuracy:.3f} on the hidden test scenes; the threshold is {THRESHOLD}",
            safe=f"exact match {accuracy:.3f}, threshold {THRESHOLD}")

@@ -20,7 +20,7 @@ from autograder.checks import check
 from autograder.compare import CheckFailed, expect, expect_tensor, expect_tuple, type_name
 from autograder.context import GradingContext
 from autograder.strategies import FEW, PROPERTY, factored_cases, seeds, style_mixes
-from autograder.training_checks import predicted_tokens, share_split
+from autograder.training_checks import keep_run, predicted_tokens, reply, share_split
 from shared.encoder import D_ANN, L_GRID
 from shared.metrics import style_scores
 from shared.vocab import END, PAD, STYLE_IDS, VOCAB, VOCAB_SIZE, decode_batch, encode_batch
@@ -411,8 +411,9 @@ def _factual_captions(ctx: GradingContext) -> torch.Tensor:
 def reference_run(ctx: GradingContext, seed: int, epochs: int = EPOCHS, captions: torch.Tensor | None = None):
     """Train the reference on the hidden data (also used to time the budget and to calibrate THRESHOLD)."""
     captions = _factual_captions(ctx) if captions is None else captions
-    model, _ = reference.train_stylenet(ctx.data.train.grids, captions, _styled_corpus(), caption_loss,
-                                        epochs=epochs, lr=LR, batch_size=BATCH, seed=seed)
+    model, history = reference.train_stylenet(ctx.data.train.grids, captions, _styled_corpus(), caption_loss,
+                                              epochs=epochs, lr=LR, batch_size=BATCH, seed=seed)
+    model.history = history   # its curves: autograder/report/reference.py
     return model
 
 
@@ -428,14 +429,25 @@ def _scores(tokens_by_style, ctx: GradingContext) -> dict[str, dict]:
     return scores
 
 
-@check(timeout=300, training=True)
+def time_budget(ctx: GradingContext) -> float:
+    """Seconds the student's training run may take: from one epoch of the reference, timed in this run
+    (encoding the captions and the styled corpus is not timed)."""
+    def setup():
+        _styled_corpus()
+        return _factual_captions(ctx)
+    return ctx.budget("stylenet", lambda captions: reference_run(ctx, ctx.seed, epochs=1, captions=captions),
+                      scale=EPOCHS, setup=setup)
+
+
+@check(timeout=300, training=True, budget=time_budget)
 def trained_stylenet_switches_the_style_with_the_factor(student, ctx):
     """Trained for 12 alternating epochs on hidden scenes, swapping the factor switches the style and keeps the content, in time."""
-    captions = _factual_captions(ctx)  # the hidden data and the styled corpus are loaded before the timed run
-    _styled_corpus()
-    budget = ctx.budget("stylenet", lambda: reference_run(ctx, ctx.seed, epochs=1, captions=captions), scale=EPOCHS)
+    budget = time_budget(ctx)
     out = student.call("stylenet.train_and_decode", timeout=budget, data=share_split(ctx), epochs=EPOCHS,
                        batch_size=BATCH, lr=LR, seed=ctx.seed, max_len=reference.T_STYLE)
+    tokens = reply(out, "tokens")
+    keep_run(ctx, "stylenet", curves={"factual": reply(out, "factual_losses"), "styled": reply(out, "styled_losses")},
+             captions={style: reply(tokens, style) for style in ("factual", "romantic")})
     if not isinstance(out, dict):
         raise CheckFailed(f"the trained model's captions: unexpected reply {type_name(out)}")
     scores = _scores(out.get("tokens"), ctx)

@@ -27,6 +27,15 @@ def recipe(name: str | None = None, forbid: tuple[str, ...] = ()):
     return register
 
 
+def report_extra(make: Callable):
+    """make(), or None when it raises: what a recipe computes only for the feedback report (figures of the
+    student's trained model) must never fail a check."""
+    try:
+        return make()
+    except Exception:  # noqa: BLE001 (the report says the figure is missing)
+        return None
+
+
 def load_split(path: str) -> dict:
     """The hidden inputs a training check shared (autograder.training_checks.share_split):
     grids, tokens, targets, attributes, test_grids, test_attributes."""

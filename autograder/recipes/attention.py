@@ -9,9 +9,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from autograder.recipes import load_split, recipe
+from autograder.recipes import load_split, recipe, report_extra
 from shared.training import seed_everything, train
-from shared.vocab import T_MAX
+from shared.vocab import START, T_MAX
 from solutions.decoding import greedy_decode
 from solutions.show_and_tell import caption_loss
 
@@ -96,17 +96,28 @@ def captioner_attention_step(student, config, state_dict, h, c, features):
 
 
 @recipe()
-def train_and_decode(student, data, grid, epochs, batch_size, lr, seed):
+def train_and_decode(student, data, grid, epochs, batch_size, lr, seed, shown=4):
     """Train the student's AttnCaptioner on the student's with_coords of the hidden grids (`data`, from
     autograder.training_checks.share_split) with the kit's loop and the reference caption_loss; return the
-    reference greedy decoder's captions of the test grids and the training curve."""
+    reference greedy decoder's captions of the test grids, the training curve and, for the feedback report,
+    the attention maps behind each word of the first `shown` captions (from the student's forward fed those
+    captions; None if that fails: the report is optional)."""
     d = load_split(data)
-    grids, tokens = student.with_coords(d["grids"], grid), d["tokens"]
+    grids, tokens = d["grids"], d["tokens"]
     test_grids = student.with_coords(d["test_grids"], grid)
     seed_everything(seed)
     model = student.AttnCaptioner()
-    history = train(model, lambda m, idx: caption_loss(m(grids[idx], tokens[idx])[0], tokens[idx]),
+    # Coordinates are appended batch by batch (with_coords works row by row): a coordinate copy of the whole
+    # training set would add its size to the worker's peak memory.
+    history = train(model, lambda m, idx: caption_loss(m(student.with_coords(grids[idx], grid), tokens[idx])[0],
+                                                       tokens[idx]),
                     len(tokens), epochs, batch_size, lr, seed=seed)
     with torch.no_grad():
         predicted = greedy_decode(model, model.init_state(test_grids), T_MAX)
-    return {"tokens": predicted, "losses": history.losses}
+
+    def attention():
+        words = predicted[:shown]
+        inputs = torch.cat([torch.full((len(words), 1), START, dtype=torch.long), words], 1)
+        with torch.no_grad():
+            return {"weights": model(test_grids[:shown], inputs)[1], "tokens": words}
+    return {"tokens": predicted, "losses": history.losses, "attention": report_extra(attention)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.recipes import load_split, recipe
+from autograder.recipes import load_split, recipe, report_extra
 from shared.encoder import GRID
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
@@ -107,18 +107,40 @@ def inputs_unchanged(student, weights, log_probs, rewards, baseline, mask, score
 
 
 @recipe()
-def train_and_decode(student, data, epochs, batch_size, seed):
+def train_and_decode(student, data, epochs, batch_size, seed, shown=4):
     """Train the reference AttnCaptioner on the coordinate-augmented hidden grids that file `data` names, with
     the student's HardAttentionLoss and the kit's loop; decode the test grids greedily through the student's
-    HardAttentionDecoder (argmax location). Returns the captions and the training curve."""
+    HardAttentionDecoder (argmax location). Returns the captions, the training curve and, for the feedback
+    report, the attention weights at each step of decoding the first `shown` test grids again (None if that
+    fails: the report is optional)."""
     d = load_split(data)
     features, tokens = with_coords(d["grids"], GRID), d["tokens"]
+    test_features = with_coords(d["test_grids"], GRID)
+    del d  # the memory-mapped grids: their pages would stay resident beside the copies with coordinates
     seed_everything(seed)
     model = AttnCaptioner()
     history = train(model, student.HardAttentionLoss(features, tokens, seed=seed), len(tokens), epochs,
                     batch_size, lr=3e-3, seed=seed)
     decoder = student.HardAttentionDecoder(model)
-    test_features = with_coords(d["test_grids"], GRID)
     with torch.no_grad():
         predicted = greedy_decode(decoder, decoder.init_state(test_features), T_MAX)
-    return {"tokens": predicted, "losses": history.losses}
+    return {"tokens": predicted, "losses": history.losses,
+            "attention": report_extra(lambda: _recorded_attention(model, decoder, test_features[:shown]))}
+
+
+def _recorded_attention(model, decoder, features):
+    """Decode `features` through the decoder, recording the weights of every call to the model's attention_step
+    (one per step when the decoder keeps to the contract; otherwise there is nothing to show)."""
+    weights, attention_step = [], model.attention_step
+
+    def recording(state):
+        context, alpha = attention_step(state)
+        weights.append(alpha.detach().clone())
+        return context, alpha
+    model.attention_step = recording
+    try:
+        with torch.no_grad():
+            tokens = greedy_decode(decoder, decoder.init_state(features), T_MAX)
+    finally:
+        model.attention_step = attention_step
+    return {"weights": torch.stack(weights, 1), "tokens": tokens} if len(weights) == T_MAX else None

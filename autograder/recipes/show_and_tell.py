@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from autograder.recipes import load_split, recipe
+from autograder.recipes import load_split, recipe, report_extra
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
-from solutions.decoding import greedy_decode
+from solutions.decoding import beam_search, greedy_decode
 
 
 def _model(student, sizes, weights):
@@ -86,10 +86,11 @@ def inputs_after_calls(student, sizes, weights, x, h, W_xh, W_hh, b, image_term,
 
 
 @recipe()
-def train_and_decode(student, data, epochs, batch_size, seed):
+def train_and_decode(student, data, epochs, batch_size, seed, shown=4, beam_width=3):
     """Train the student's ShowTellRNN with the kit's loop and the student's caption_loss on the grids in
-    file `data` (autograder.training_checks.share_split); return greedy captions of its test grids and the
-    training curve."""
+    file `data` (autograder.training_checks.share_split); return greedy captions of its test grids, the
+    training curve and, for the feedback report, the reference beam search's beams and scores on the first
+    `shown` test grids (None if that fails: the report is optional)."""
     d = load_split(data)
     grids, tokens = d["grids"], d["tokens"]
     seed_everything(seed)
@@ -98,4 +99,9 @@ def train_and_decode(student, data, epochs, batch_size, seed):
                     len(tokens), epochs, batch_size, seed=seed)
     with torch.no_grad():
         predicted = greedy_decode(model, model.init_state(d["test_grids"]), T_MAX)
-    return {"tokens": predicted, "losses": history.losses}
+
+    def beams():
+        with torch.no_grad():
+            tokens, scores = beam_search(model, model.init_state(d["test_grids"][:shown]), beam_width, T_MAX)
+        return {"tokens": tokens, "scores": scores}
+    return {"tokens": predicted, "losses": history.losses, "beams": report_extra(beams)}
