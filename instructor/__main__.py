@@ -1,11 +1,12 @@
-"""Instructor command line: `python -m instructor {stubs [--check], lint}`."""
+"""Instructor command line: `python -m instructor {stubs [--check], lint, notebooks [--check], reproduce,
+nbgrader-course}`."""
 import argparse
 import sys
 
-from instructor import nbgrader_course, reproduce, stubs
+from instructor import nbgrader_course, notebooks, reproduce, stubs
 
 # Each command lives in its own module, which adds its subparsers through `register`.
-COMMANDS = (stubs, reproduce, nbgrader_course)
+COMMANDS = (stubs, notebooks, reproduce, nbgrader_course)
 
 
 def main(argv: list[str] | None = None) -> int:
