@@ -160,8 +160,9 @@ def session_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def kernel_env(session_dir) -> dict:
     """The kernel's environment, with the notebooks' data cache warmed once (under a lock) for the session."""
+    # An IPython folder of its own: the kernels must not run startup files another test (or the machine) set up.
     env = dict(os.environ, CAPTIONKIT_CACHE=str(session_dir / "cache"), OMP_NUM_THREADS="1",
-               MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1")
+               MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1", IPYTHONDIR=str(session_dir / "ipython"))
     with open(session_dir / "cache.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         subprocess.run([sys.executable, "-c", "from shared.notebook import notebook_data; notebook_data()"],

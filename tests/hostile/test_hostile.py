@@ -700,6 +700,7 @@ def _remove_leftovers(uid: int) -> None:
             path.unlink()
 
 
+@pytest.mark.xdist_group("hostile-a18")   # one grade of A18: two would see each other's leftovers
 def test_A18_damage_is_refused_and_temp_files_swept(a18):
     graded, private, _ = a18
     assert_contained(graded, within=2 * BOUND)
@@ -713,6 +714,7 @@ def test_A18_damage_is_refused_and_temp_files_swept(a18):
     assert graded.total("bleu") == (4, 5) and graded.full_marks("decoding"), graded.describe()
 
 
+@pytest.mark.xdist_group("hostile-a18")   # one grade of A18: two would see each other's leftovers
 def test_A18_nothing_is_left_for_the_next_submission(a18):
     graded, _, uid = a18
     found = graded.probe(FIRST)
