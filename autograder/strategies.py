@@ -15,7 +15,6 @@ PROPERTY = settings(derandomize=True, database=None, deadline=None, max_examples
 FEW = settings(PROPERTY, max_examples=10)
 
 seeds = st.integers(min_value=0, max_value=2 ** 31 - 1)
-small = st.integers(min_value=1, max_value=5)
 
 
 def tensor(seed: int, *shape: int, dtype=torch.float64, scale: float = 1.0) -> torch.Tensor:

@@ -13,7 +13,7 @@ from shared.scenes import make_scenes
 from shared.vocab import END, PAD, T_MAX, VOCAB, VOCAB_SIZE, decode_batch
 
 
-def share_split(ctx: GradingContext, with_attributes: bool = False) -> str:
+def share_split(ctx: GradingContext) -> str:
     """Path of a small file naming the hidden inputs for a worker (recipes read it with
     autograder.recipes.load_split): the training tokens and targets, and the encoder's cached outputs
     (grids and predicted attributes of both splits), memory-mapped so the grader and the worker share

@@ -297,7 +297,7 @@ def time_budget(ctx: GradingContext) -> float:
 def trained_a4_reaches_the_threshold(student, ctx):
     """Trained 8 epochs on hidden scenes with predicted attributes, LSTM-A4 reaches the exact-match threshold in time."""
     budget = time_budget(ctx)
-    out = student.call("lstm_a.train_and_decode", timeout=budget, data=share_split(ctx, with_attributes=True),
+    out = student.call("lstm_a.train_and_decode", timeout=budget, data=share_split(ctx),
                        variant=VARIANT, epochs=EPOCHS, batch_size=BATCH, lr=LR, seed=ctx.seed)
     keep_run(ctx, "lstm_a", curves={"loss": reply(out, "losses")}, captions={"greedy": reply(out, "tokens")})
     accuracy = exact_match_of(out, ctx)

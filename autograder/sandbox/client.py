@@ -185,7 +185,6 @@ class Worker:
                 raise WorkerDied(self.dead_reason)
             if left < timeout:
                 timeout, limit_name = left, name
-        started = time.monotonic()
         try:
             protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs})
             reply = protocol.receive(self.replies, timeout=timeout)
@@ -199,7 +198,6 @@ class Worker:
         except Exception as exc:  # an unreadable or oversized reply
             self.kill(f"sent an unreadable reply ({type(exc).__name__})")
             raise WorkerDied(self.dead_reason)
-        self.last_call_seconds = time.monotonic() - started
         if not isinstance(reply, dict):
             self.kill("sent a malformed reply")
             raise WorkerDied(self.dead_reason)
@@ -207,13 +205,6 @@ class Worker:
             err = reply["error"]
             raise StudentError(str(err.get("type")), str(err.get("message")), str(err.get("where", "")))
         return reply.get("ok")
-
-    def output_tail(self, limit: int = 2000) -> str:
-        """The last `limit` bytes the student's code printed (for instructors)."""
-        self.stdout.flush()
-        path = self.scratch / "output.txt"
-        data = path.read_bytes()[-limit:] if path.exists() else b""
-        return data.decode("utf-8", "replace")
 
 
 def _describe_exit(code: int | None) -> str:
