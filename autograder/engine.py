@@ -163,16 +163,22 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
     return report
 
 
+def _graded_checks(part: str, entries: dict[str, rubric_mod.Entry], public_only: bool,
+                   skip_training: bool) -> list[Check]:
+    """The checks of `part` this run grades, in order. Only checks with a rubric entry are graded;
+    tests/test_grader.py fails when the two disagree."""
+    return [c for c in checks_of(part) if c.name in entries and not (skip_training and c.training)
+            and (not public_only or entries[c.name].visibility == "public")]
+
+
 def _time_references(parts: list[str], ctx: GradingContext, rubric: dict, public_only: bool) -> None:
     """Time the reference run behind every training check to be graded, before any worker exists: each
     timing run is a forked copy of this process (GradingContext.budget), and one beside a worker would put
     three processes' memory at once into the container's peak. A run that fails here is left to its check,
     which calls the budget again and reports the grader's error in its own result."""
     for part in parts:
-        entries = rubric.get(part, {})
-        for chk in checks_of(part):
-            graded = chk.name in entries and (not public_only or entries[chk.name].visibility == "public")
-            if chk.budget is not None and graded:
+        for chk in _graded_checks(part, rubric.get(part, {}), public_only, skip_training=False):
+            if chk.budget is not None:
                 try:
                     chk.budget(ctx)
                 except Exception:  # noqa: BLE001 (reported by the check itself)
@@ -182,9 +188,7 @@ def _time_references(parts: list[str], ctx: GradingContext, rubric: dict, public
 def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                 entries: dict[str, rubric_mod.Entry], public_only: bool, runtime: Path,
                 isolation: Isolation, in_process: bool = False, skip_training: bool = False) -> list[CheckResult]:
-    # Only checks with a rubric entry are graded; tests/test_grader.py fails when the two disagree.
-    checks = [c for c in checks_of(part) if c.name in entries and not (skip_training and c.training)
-              and (not public_only or entries[c.name].visibility == "public")]
+    checks = _graded_checks(part, entries, public_only, skip_training)
     part_number = BY_MODULE[part].number
     results = []
 

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from autograder.compare import CheckFailed, type_name
+from autograder.compare import CheckFailed, expect, type_name
 from autograder.context import GradingContext
 from shared.metrics import exact_match
 from shared.scenes import make_scenes
@@ -42,6 +42,15 @@ def exact_match_of(out, ctx: GradingContext, key: str = "tokens") -> float:
     except ValueError as exc:  # a token id outside the vocabulary
         raise CheckFailed(f"the trained model's captions: {exc}") from None
     return exact_match(captions, test.references)
+
+
+def expect_exact_match(out, ctx: GradingContext, part: str, threshold: float) -> None:
+    """The verdict of the exact-match training checks: keep the run's curve and captions for the report, then
+    fail unless the returned greedy captions reach `threshold` on the hidden test scenes."""
+    keep_run(ctx, part, curves={"loss": reply(out, "losses")}, captions={"greedy": reply(out, "tokens")})
+    accuracy = exact_match_of(out, ctx)
+    expect(accuracy >= threshold, f"exact match {accuracy:.3f} on the hidden test scenes; the threshold is {threshold}",
+           safe=f"exact match {accuracy:.3f}, threshold {threshold}")
 
 
 # -- what a training check keeps for the feedback report (autograder/report) --------------------------------

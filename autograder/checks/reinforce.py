@@ -18,7 +18,7 @@ from autograder.compare import CheckFailed, expect, expect_tensor, expect_tuple,
 from autograder.context import GradingContext
 from autograder.strategies import FEW, PROPERTY, seeds
 from autograder.strategies import tensor as normal
-from autograder.training_checks import SHOWN, exact_match_of, keep_attention, keep_run, reply, share_split
+from autograder.training_checks import SHOWN, expect_exact_match, keep_attention, reply, share_split
 from shared.encoder import GRID
 from shared.training import seed_everything, train
 from solutions import reinforce as reference
@@ -483,11 +483,8 @@ def trained_hard_attention_reaches_the_threshold(student, ctx):
     budget = time_budget(ctx)
     out = student.call("reinforce.train_and_decode", timeout=budget, data=share_split(ctx), epochs=EPOCHS,
                        batch_size=BATCH, seed=ctx.seed, shown=SHOWN)
-    keep_run(ctx, "reinforce", curves={"loss": reply(out, "losses")}, captions={"greedy": reply(out, "tokens")})
     keep_attention(ctx, "reinforce", reply(out, "attention"), hard=True)
-    accuracy = exact_match_of(out, ctx)
-    expect(accuracy >= THRESHOLD, f"exact match {accuracy:.3f} on the hidden test scenes; the threshold is {THRESHOLD}",
-           safe=f"exact match {accuracy:.3f}, threshold {THRESHOLD}")
+    expect_exact_match(out, ctx, "reinforce", THRESHOLD)
 
 
 def calibrate(ctx: GradingContext, seed: int) -> float:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 
-import torch
 from torch.overrides import TorchFunctionMode
 
 

@@ -51,7 +51,7 @@ def _read_exactly(fd: int, n: int, deadline: float | None) -> bytes:
         if deadline is not None:
             timeout = deadline - time.monotonic()
             if timeout <= 0 or not select.select([fd], [], [], timeout)[0]:
-                raise ChannelTimeout(f"no reply within the time limit")
+                raise ChannelTimeout("no reply within the time limit")
         chunk = os.read(fd, min(remaining, 1 << 20))
         if not chunk:
             raise ChannelClosed("the other side closed the channel")
