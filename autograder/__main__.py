@@ -3,7 +3,8 @@
     python -m autograder grade SUBMISSION_DIR [--json PATH] [--report PATH.html] [--public-only] [--part MODULE ...]
     python -m autograder check [DIR]     # the public checks on your working copy (default: assignments/)
     python -m autograder demo [--json PATH] [--report PATH.html]   # grade the bundled, partly correct sample
-    python -m autograder batch SUBMISSIONS --out DIR [--jobs N] [--force] [--reports]   # a whole class, for TAs
+    python -m autograder batch SUBMISSIONS --out DIR [--jobs N | --scheduler ADDRESS] [--part MODULE ...] [--force]
+                               [--reports]   # a whole class, for TAs (docs/batch.md)
     python -m autograder reference-curves   # re-measure the reference's training curves the reports draw
     python -m autograder gradescope-zip --out autograder.zip [--seed N | --new-seed]
 """
@@ -35,7 +36,12 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("batch", help="grade every submission in a folder (Gradescope export, folders or zips)")
     b.add_argument("submissions", type=Path)
     b.add_argument("--out", type=Path, required=True, help="where results, grades.csv and histograms.png go")
-    b.add_argument("--jobs", type=int, default=1, help="submissions graded at once (default 1)")
+    where = b.add_mutually_exclusive_group()
+    where.add_argument("--jobs", type=int, default=1, help="submissions graded at once on this machine (default 1)")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="grade on the dask.distributed cluster whose scheduler "
+                       "listens at ADDRESS, e.g. tcp://10.0.0.5:8786 (needs the extra .[cluster]; docs/batch.md)")
+    b.add_argument("--part", action="append", choices=MODULES, help="regrade only this part (repeatable) of the "
+                   "submissions graded before and merge it into their results")
     b.add_argument("--force", action="store_true", help="regrade submissions that already have results")
     b.add_argument("--reports", action="store_true", help="also write DIR/<id>/report.html, the feedback report of "
                    "each submission")
@@ -66,9 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "batch":
         from autograder import batch
         from autograder.intake import IntakeError
+        if args.jobs < 1:
+            parser.error(f"--jobs: expected a whole number >= 1, got {args.jobs}")
         try:
-            rows = batch.run(args.submissions, args.out, jobs=args.jobs, force=args.force, reports=args.reports)
-        except IntakeError as exc:
+            rows = batch.run(args.submissions, args.out, jobs=args.jobs, force=args.force, reports=args.reports,
+                             parts=tuple(args.part) if args.part else None, scheduler=args.scheduler)
+        except (IntakeError, ValueError) as exc:
             parser.error(str(exc))
         print(f"graded {sum(r['status'] == 'graded' for r in rows)} of {len(rows)} submissions; "
               f"wrote {args.out / 'grades.csv'}, {args.out / 'histograms.png'} and {args.out / 'summary.html'}"

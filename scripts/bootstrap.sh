@@ -23,5 +23,5 @@ if ! "$VENV_PY" -c "import torch" >/dev/null 2>&1; then
         "$VENV_PY" -m pip install --quiet "torch==$TORCH_VERSION"
     fi
 fi
-"$VENV_PY" -m pip install --quiet -e ".[oracles,test]"
+"$VENV_PY" -m pip install --quiet -e ".[oracles,test,cluster]"
 "$VENV_PY" -c "import torch; print('bootstrap: torch', torch.__version__, '| CUDA build' if torch.version.cuda else '| CPU build')"

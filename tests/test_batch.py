@@ -6,6 +6,8 @@ import json
 import os
 import re
 import stat
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -161,3 +163,105 @@ def test_a_batch_asked_for_reports_regrades_only_what_lacks_one(tmp_path):
     (tmp_path / "ada" / "report.html").write_text("<!doctype html>")
     assert batch._done(tmp_path, graded, reports=True)
     assert not batch._done(tmp_path, Submission("dan", "", tmp_path), reports=False)
+
+
+def test_part_regrades_one_part_and_merges_it_into_the_results(graded, tmp_path):
+    """--part bleu after a fix: Part 3 regraded and merged; the document is the one a full grade writes."""
+    _, out, _ = graded
+    root, merged = tmp_path / "class", tmp_path / "out"
+    (root / "alice").mkdir(parents=True)
+    (root / "alice" / "bleu.py").write_text(STUB.read_text())
+    [first] = batch.run(root, merged)
+    assert first["bleu"] == 0
+    (root / "alice" / "bleu.py").write_text(REFERENCE.read_text())
+    [row] = batch.run(root, merged, parts=("bleu",))
+    assert row["bleu"] == 15 and row["total"] == 15
+    document, full = (json.loads((o / "alice" / "results.json").read_text()) for o in (merged, out))
+    for d in (document, full):
+        d.pop("execution_time")
+        d["output"] = re.sub(r"captionkit-sandbox(-\d+)?", "captionkit-sandbox", d["output"])
+    assert document == full
+
+
+def test_part_keeps_the_other_parts_and_grades_new_submissions_in_full(tmp_path):
+    root, out = tmp_path / "class", tmp_path / "out"
+    (root / "ada").mkdir(parents=True)
+    (root / "ada" / "bleu.py").write_text(REFERENCE.read_text())
+    kept = {"name": "Part 2 (decoding): kept", "number": "2.1", "score": 1.0, "max_score": 1.0, "status": "passed",
+            "visibility": "visible", "output": "passed", "tags": ["decoding", "public"]}
+    replaced = {**kept, "name": "Part 3 (bleu): graded before the fix", "number": "3.1", "score": 0.0,
+                "status": "failed", "tags": ["bleu", "public"]}
+    (out / "ada").mkdir(parents=True)
+    (out / "ada" / "results.json").write_text(json.dumps({"score": 1.0, "execution_time": 1, "output": "",
+                                                          "tests": [kept, replaced]}))
+    (out / "ada" / "report.html").write_text("<!doctype html>")
+    (root / "ben").mkdir()
+    (root / "ben" / "bleu.py").write_text(REFERENCE.read_text())
+    rows = {r["id"]: r for r in batch.run(root, out, parts=("bleu",))}
+    assert rows["ada"]["decoding"] == 1 and rows["ada"]["bleu"] == 15 and rows["ada"]["total"] == 16
+    ada = json.loads((out / "ada" / "results.json").read_text())
+    assert replaced not in ada["tests"] and ada["tests"][0] == kept and {m for t in ada["tests"] for m in t["tags"]} - {"public", "hidden"} == \
+        {"decoding", "bleu"}
+    assert "Part 2 decoding: 1 / 1\nPart 3 bleu: 15 / 15" in ada["output"]
+    assert not (out / "ada" / "report.html").exists(), "a report drawn before the regrade would disagree with it"
+    ben = json.loads((out / "ben" / "results.json").read_text())   # not graded before: graded in full
+    assert {m for t in ben["tests"] for m in t["tags"]} >= set(MODULES)
+
+
+def test_part_goes_without_force_and_reports(tmp_path):
+    for flags in ({"force": True}, {"reports": True}):
+        with pytest.raises(ValueError, match="--part"):
+            batch.run(tmp_path, tmp_path / "out", parts=("bleu",), **flags)
+
+
+def test_a_job_carries_the_module_files_as_staging_finds_them(tmp_path):
+    from autograder.sandbox.staging import MAX_MODULE_BYTES, StagingError, stage
+
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "bleu.py").write_text("x = 1")
+    (source / "decoding.py").symlink_to(REFERENCE)
+    (source / "attention.py").mkdir()
+    with open(source / "reinforce.py", "wb") as f:
+        f.truncate(5 * MAX_MODULE_BYTES)
+    (source / "notes.txt").write_text("not a module")
+    files = batch.snapshot(source)
+    assert set(files) == {"bleu.py", "decoding.py", "attention.py", "reinforce.py"}
+    assert files["reinforce.py"][2] == 5 * MAX_MODULE_BYTES and len(files["reinforce.py"][1]) == batch.CARRIED_BYTES
+    copy = batch.materialise(files, tmp_path / "copy")
+    for module in ("bleu", "decoding", "attention", "reinforce", "stylenet"):
+        outcomes = []
+        for folder in (source, copy):
+            try:
+                outcomes.append((stage(module, folder, tmp_path / "staging" / module) / f"{module}.py").read_text())
+            except StagingError as exc:
+                outcomes.append(str(exc))
+        assert outcomes[0] == outcomes[1], module
+    with pytest.raises(ValueError, match="not a module file name"):
+        batch.materialise({"../bleu.py": ("file", b"", 0)}, tmp_path / "escape")
+
+
+def test_a_worker_with_another_kit_refuses_to_grade(tmp_path):
+    job = batch.Job("ada", "", {}, None, False, kit="0" * 64)
+    with pytest.raises(batch.KitMismatch, match="install the same kit and hidden seed"):
+        batch.grade_job(job)
+
+
+def test_the_kit_fingerprint_follows_the_hidden_seed(monkeypatch):
+    before = batch.kit_fingerprint()
+    monkeypatch.setenv("CAPTIONKIT_HIDDEN_SEED", "12345")
+    assert batch.kit_fingerprint() != before
+
+
+def test_batch_runs_without_dask_and_says_what_scheduler_needs(tmp_path):
+    """dask is an optional extra: with it unimportable, a local batch works and --scheduler says what to install."""
+    root = tmp_path / "class"
+    (root / "ada").mkdir(parents=True)
+    (root / "ada" / "bleu.py").write_text(REFERENCE.read_text())
+    blocked = ("import sys; sys.modules.update(dict.fromkeys(['dask', 'distributed'])); "
+               "from autograder.__main__ import main; sys.exit(main(sys.argv[1:]))")
+    command = [sys.executable, "-c", blocked, "batch", str(root), "--out", str(tmp_path / "out")]
+    local = subprocess.run(command + ["--part", "bleu"], capture_output=True, text=True, cwd=ROOT)
+    assert local.returncode == 0 and "graded 1 of 1" in local.stdout, local.stdout + local.stderr
+    cluster = subprocess.run(command + ["--scheduler", "tcp://127.0.0.1:1"], capture_output=True, text=True, cwd=ROOT)
+    assert cluster.returncode == 2 and 'pip install -e ".[cluster]"' in cluster.stderr, cluster.stderr
