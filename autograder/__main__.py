@@ -88,6 +88,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from autograder import sample
     from autograder.engine import grade
+    from autograder.progress import for_terminal
     from autograder.results import gradescope_results, table, write_json_atomic
 
     with tempfile.TemporaryDirectory(prefix="captionkit-sample-") as tmp:
@@ -100,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{folder}: not a folder")
         public_only = args.command == "check" or getattr(args, "public_only", False)
         parts = tuple(args.part) if getattr(args, "part", None) else None
-        report = grade(folder, public_only=public_only, parts=parts, in_process=getattr(args, "in_process", False))
+        report = grade(folder, public_only=public_only, parts=parts, in_process=getattr(args, "in_process", False),
+                       progress=for_terminal(json_output=getattr(args, "json", None) is not None))
     print(table(report))
     if getattr(args, "json", None):
         write_json_atomic(gradescope_results(report), args.json)

@@ -36,6 +36,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from autograder.intake import IntakeError, Submission, discover, unpack
+from autograder.progress import for_terminal
 from shared.parts import MODULES, PARTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -139,9 +140,10 @@ _KIT = None
 _ONE_GRADE = threading.Lock()
 
 
-def grade_job(job: Job) -> dict:
+def grade_job(job: Job, progress=None) -> dict:
     """Grade one submission (the task every kind of worker runs): {"results": the results.json document,
-    "report": the feedback report's HTML or None}. Raises KitMismatch on a worker whose kit differs."""
+    "report": the feedback report's HTML or None}. Raises KitMismatch on a worker whose kit differs.
+    progress: where the grade is (autograder/progress.py), for --jobs 1 on this machine."""
     global _KIT
     from autograder.engine import grade
     from autograder.results import gradescope_results
@@ -152,7 +154,7 @@ def grade_job(job: Job) -> dict:
             raise KitMismatch("this worker's kit (code, hidden seed or torch version) differs from the "
                               "coordinator's; install the same kit and hidden seed on every worker (docs/batch.md)")
         with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:   # mode 0700: root's alone
-            graded = grade(materialise(job.files, Path(tmp) / "submission"), parts=job.parts)
+            graded = grade(materialise(job.files, Path(tmp) / "submission"), parts=job.parts, progress=progress)
     report = None
     if job.report:
         from autograder.report.html import render_report
@@ -307,8 +309,8 @@ def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, r
             if isinstance(job, str):
                 _unreadable(out, s, job)
                 bar.update()
-            elif pool is None:
-                finish(s, lambda: grade_job(job))
+            elif pool is None:   # --jobs 1: a second bar (or a line per part) says where this submission is
+                finish(s, lambda: grade_job(job, for_terminal(prefix=f"{s.id}: ", position=1)))
                 bar.update()
             else:
                 futures[pool.submit(grade_job, job)] = s

@@ -20,6 +20,7 @@ from autograder import rubric as rubric_mod
 from autograder.checks import Check, checks_of
 from autograder.compare import CheckFailed
 from autograder.context import GradingContext
+from autograder.progress import Progress
 from autograder.sandbox.client import TIME_SCALE, StudentError, WorkerDied, remove_tree
 from autograder.sandbox.isolation import Isolation, build_runtime, detect
 from autograder.sandbox.memory import release_memory
@@ -125,12 +126,13 @@ def _run_check(chk: Check, worker, ctx: GradingContext, visible: bool) -> tuple[
 
 def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...] | None = None,
           scratch: Path | None = None, ctx: GradingContext | None = None, in_process: bool = False,
-          skip_training: bool = False) -> GradeReport:
+          skip_training: bool = False, progress: Progress | None = None) -> GradeReport:
     """Grade every part (or `parts`) of the submission folder; never raises for a bad submission.
 
     in_process=True imports student code into this process instead of a sandboxed worker: for measuring the
     sandbox's cost only (benchmarks/sandbox_overhead.py), never for grading anyone. skip_training=True leaves
-    out the training checks (the kit's own tests of property checks use it)."""
+    out the training checks (the kit's own tests of property checks use it). progress: told where the run is
+    (autograder/progress.py; by default nothing is shown)."""
     torch.set_num_threads(1)
     rubric = rubric_mod.load()
     report = GradeReport()
@@ -144,16 +146,23 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
     runtime = build_runtime(scratch / "runtime")
     ctx = ctx or GradingContext(scratch=scratch / "grader", shared=scratch / "shared")
     ctx.take_artifacts()  # a context may serve several runs: this report holds this run's artifacts only
+    progress = progress or Progress()
+    graded = [p for p in GRADING_ORDER if parts is None or p in parts]
+    counts = {p: len(_graded_checks(p, rubric.get(p, {}), public_only, skip_training)) for p in graded}
+    progress.begin(sum(counts.values()))
     try:
         if not skip_training:
-            _time_references([p for p in GRADING_ORDER if (parts is None or p in parts)
-                              and (Path(submission) / f"{p}.py").is_file()], ctx, rubric, public_only)
-        for part in GRADING_ORDER:
-            if parts is not None and part not in parts:
-                continue
-            report.results.extend(_grade_part(part, Path(submission), scratch / part, ctx, rubric.get(part, {}),
-                                              public_only, runtime, isolation, in_process, skip_training))
+            progress.step("timing the reference's training runs")
+            _time_references([p for p in graded if (Path(submission) / f"{p}.py").is_file()], ctx, rubric,
+                             public_only)
+        for i, part in enumerate(graded):
+            progress.part(i + 1, len(graded), part, counts[part])
+            results = _grade_part(part, Path(submission), scratch / part, ctx, rubric.get(part, {}), public_only,
+                                  runtime, isolation, in_process, skip_training, progress)
+            report.results.extend(results)
+            progress.part_done(sum(r.score for r in results), sum(r.max_score for r in results))
     finally:
+        progress.end()
         if own_scratch:
             remove_tree(scratch)
     number = {m: BY_MODULE[m].number for m in MODULES}
@@ -187,8 +196,10 @@ def _time_references(parts: list[str], ctx: GradingContext, rubric: dict, public
 
 def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                 entries: dict[str, rubric_mod.Entry], public_only: bool, runtime: Path,
-                isolation: Isolation, in_process: bool = False, skip_training: bool = False) -> list[CheckResult]:
+                isolation: Isolation, in_process: bool = False, skip_training: bool = False,
+                progress: Progress | None = None) -> list[CheckResult]:
     checks = _graded_checks(part, entries, public_only, skip_training)
+    progress = progress or Progress()
     part_number = BY_MODULE[part].number
     results = []
 
@@ -207,6 +218,7 @@ def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                         deadline=time.monotonic() + PART_TIME_LIMIT * TIME_SCALE)
     except StagingError as exc:
         return [result(i, c, False, str(exc), 0.0) for i, c in enumerate(checks)]
+    worker.on_progress = progress.epoch
     try:
         if worker.import_error is not None:
             err = worker.import_error
@@ -223,7 +235,9 @@ def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                 continue
             worker.check_deadline = t0 + chk.timeout * TIME_SCALE
             visible = entries[chk.name].visibility == "public"
+            progress.check(f"{part_number}.{i + 1}", chk.name, chk.training)
             passed, output, note = _run_check(chk, worker, ctx, visible)
+            progress.check_done()
             results.append(result(i, chk, passed, output, time.monotonic() - t0, note))
             if chk.training:  # the large heaps; a collection costs about 0.2 s, too much after every check
                 release_memory()

@@ -38,10 +38,13 @@ def make_adam(params, lr: float) -> torch.optim.Optimizer:
 
 def train(model: nn.Module, loss_fn: Callable[[nn.Module, torch.Tensor], torch.Tensor], n: int, epochs: int,
           batch_size: int = 32, lr: float = 3e-3, seed: int = 0,
-          optimizer: torch.optim.Optimizer | None = None, device: torch.device | str | None = None) -> History:
+          optimizer: torch.optim.Optimizer | None = None, device: torch.device | str | None = None,
+          on_epoch: Callable[[int, int, float], object] | None = None) -> History:
     """Train `model` for `epochs` passes over indices 0..n-1 in shuffled batches; returns its History.
 
     loss_fn(model, idx) -> scalar tensor, with idx a LongTensor of batch indices on `device`.
+    on_epoch(epoch, epochs, mean loss), if given, is called after each epoch (epoch counts from 1): the grader
+    shows it while a training check runs.
     """
     if n < 1 or epochs < 0 or batch_size < 1:
         raise ValueError(f"train: expected n >= 1, epochs >= 0, batch_size >= 1, got n={n}, epochs={epochs}, "
@@ -65,6 +68,8 @@ def train(model: nn.Module, loss_fn: Callable[[nn.Module, torch.Tensor], torch.T
             opt.step()
             total += loss.item() * len(idx)
         history.losses.append(total / n)
+        if on_epoch is not None:
+            on_epoch(len(history.losses), epochs, history.losses[-1])
     model.eval()
     history.wall_seconds = time.perf_counter() - wall0
     history.cpu_seconds = time.process_time() - cpu0

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from autograder.recipes import load_split, recipe, report_extra
+from autograder.recipes import epoch_done, load_split, recipe, report_extra
 from shared.training import seed_everything, train
 from shared.vocab import START, T_MAX
 from solutions.decoding import greedy_decode
@@ -111,7 +111,7 @@ def train_and_decode(student, data, grid, epochs, batch_size, lr, seed, shown=4)
     # training set would add its size to the worker's peak memory.
     history = train(model, lambda m, idx: caption_loss(m(student.with_coords(grids[idx], grid), tokens[idx])[0],
                                                        tokens[idx]),
-                    len(tokens), epochs, batch_size, lr, seed=seed)
+                    len(tokens), epochs, batch_size, lr, seed=seed, on_epoch=epoch_done)
     with torch.no_grad():
         predicted = greedy_decode(model, model.init_state(test_grids), T_MAX)
 

@@ -10,7 +10,7 @@ import contextlib
 
 import torch
 
-from autograder.recipes import load_split, recipe
+from autograder.recipes import epoch_done, load_split, recipe
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
 from solutions.decoding import greedy_decode
@@ -108,7 +108,7 @@ def train_and_decode(student, data, variant, epochs, batch_size, lr, seed):
     seed_everything(seed)
     model = student.LSTMA(variant)
     history = train(model, lambda m, idx: caption_loss(m(grids[idx], attributes[idx], tokens[idx]), tokens[idx]),
-                    len(tokens), epochs, batch_size, lr, seed)
+                    len(tokens), epochs, batch_size, lr, seed, on_epoch=epoch_done)
     with torch.no_grad():
         predicted = greedy_decode(model, model.init_state(d["test_grids"], d["test_attributes"]), T_MAX)
     return {"tokens": predicted, "losses": history.losses}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.recipes import load_split, recipe, report_extra
+from autograder.recipes import epoch_done, load_split, recipe, report_extra
 from shared.encoder import GRID
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
@@ -120,7 +120,7 @@ def train_and_decode(student, data, epochs, batch_size, seed, shown=4):
     seed_everything(seed)
     model = AttnCaptioner()
     history = train(model, student.HardAttentionLoss(features, tokens, seed=seed), len(tokens), epochs,
-                    batch_size, lr=3e-3, seed=seed)
+                    batch_size, lr=3e-3, seed=seed, on_epoch=epoch_done)
     decoder = student.HardAttentionDecoder(model)
     with torch.no_grad():
         predicted = greedy_decode(decoder, decoder.init_state(test_features), T_MAX)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.recipes import load_split, recipe, report_extra
+from autograder.recipes import epoch_done, load_split, recipe, report_extra
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
 from solutions.decoding import beam_search, greedy_decode
@@ -96,7 +96,7 @@ def train_and_decode(student, data, epochs, batch_size, seed, shown=4, beam_widt
     seed_everything(seed)
     model = student.ShowTellRNN()
     history = train(model, lambda m, idx: student.caption_loss(m(grids[idx], tokens[idx]), tokens[idx]),
-                    len(tokens), epochs, batch_size, seed=seed)
+                    len(tokens), epochs, batch_size, seed=seed, on_epoch=epoch_done)
     with torch.no_grad():
         predicted = greedy_decode(model, model.init_state(d["test_grids"]), T_MAX)
 

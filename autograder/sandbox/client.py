@@ -64,6 +64,7 @@ class Worker:
         self.limits = limits or Limits()
         self.deadline = deadline
         self.check_deadline: float | None = None   # set by the engine for each check
+        self.on_progress = None   # set by the engine: on_progress(epoch, epochs, loss) after each training epoch
         self.proc: subprocess.Popen | None = None
         self.dead_reason: str | None = None
         self.import_error: StudentError | None = None
@@ -187,7 +188,16 @@ class Worker:
                 timeout, limit_name = left, name
         try:
             protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs})
+            deadline = time.monotonic() + timeout
             reply = protocol.receive(self.replies, timeout=timeout)
+            while isinstance(reply, dict) and "progress" in reply:   # a training epoch ended: show it, read on
+                epoch = progress_of(reply)
+                if epoch is None:
+                    self.kill("sent a malformed progress message")
+                    raise WorkerDied(self.dead_reason)
+                if self.on_progress is not None:
+                    self.on_progress(*epoch)
+                reply = protocol.receive(self.replies, timeout=max(deadline - time.monotonic(), 0.0))
         except protocol.ChannelTimeout:
             self.kill(f"{limit_name} was reached" if limit_name else f"timed out after {timeout:.0f} s")
             raise WorkerDied(self.dead_reason)
@@ -205,6 +215,23 @@ class Worker:
             err = reply["error"]
             raise StudentError(str(err.get("type")), str(err.get("message")), str(err.get("where", "")))
         return reply.get("ok")
+
+
+MAX_EPOCHS = 10_000
+
+
+def progress_of(message) -> tuple[int, int, float] | None:
+    """(epoch, epochs, loss) of a worker's progress message {"progress": {"epoch": e, "epochs": n, "loss": x}}
+    with 1 <= e <= n <= MAX_EPOCHS, exact ints and a float; None for anything else (student code can send it)."""
+    if not isinstance(message, dict) or set(message) != {"progress"}:
+        return None
+    body = message["progress"]
+    if not isinstance(body, dict) or set(body) != {"epoch", "epochs", "loss"}:
+        return None
+    epoch, epochs, loss = body["epoch"], body["epochs"], body["loss"]
+    if type(epoch) is not int or type(epochs) is not int or type(loss) is not float:
+        return None
+    return (epoch, epochs, loss) if 1 <= epoch <= epochs <= MAX_EPOCHS else None
 
 
 def _describe_exit(code: int | None) -> str:

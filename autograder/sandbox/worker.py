@@ -5,7 +5,8 @@ part's module staged alone in a folder. In order, before any student code runs, 
 resources (an unprivileged process cannot raise them back), caps its printed output, and installs the
 reference modules of earlier parts that the grader sent it (in memory: the files stay unreadable). Then
 it imports the student's module and answers requests `{"recipe": name, "kwargs": {...}}` with
-`{"ok": result}` or `{"error": {...}}` until the channel closes. Requests and replies are plain data
+`{"ok": result}` or `{"error": {...}}` until the channel closes; a training recipe sends
+`{"progress": {"epoch": e, "epochs": n, "loss": x}}` after each epoch before its answer. Requests and replies are plain data
 (autograder.sandbox.protocol).
 
     python -I -B RUNTIME/autograder/sandbox/worker.py --module decoding --staging DIR --requests FD --replies FD
@@ -161,6 +162,8 @@ def serve(module: str, staging: str, requests: int, replies: int) -> None:
         return
     bound = bound_references(student, known)
     protocol.send(replies, {"ready": True})
+    recipes._report_progress = lambda epoch, epochs, loss: protocol.send(
+        replies, {"progress": {"epoch": int(epoch), "epochs": int(epochs), "loss": float(loss)}})
     staging = os.path.realpath(staging)
     while True:
         try:

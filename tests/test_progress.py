@@ -1,0 +1,94 @@
+"""Progress while grading (autograder/progress.py): on a terminal a bar names the part, the running check and the
+training epoch and loss (sent by the worker between epochs); elsewhere one line per finished part; nothing in
+--json runs or in CI. Progress goes to stderr, so the results table on stdout is the same in every mode."""
+import fcntl
+import os
+import pty
+import re
+import select
+import struct
+import subprocess
+import sys
+import termios
+from pathlib import Path
+
+import pytest
+
+from autograder.sandbox.client import progress_of
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_on_a_terminal(args: list[str], env: dict) -> tuple[str, str, int]:
+    """(what the command wrote on its terminal (stderr, a pseudo-terminal), its stdout, its exit status)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))   # a 160-column terminal
+    proc = subprocess.Popen([sys.executable, "-m", "autograder", *args], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=slave, cwd=ROOT, env=env)
+    os.close(slave)
+    seen = b""
+    while True:
+        if select.select([master], [], [], 1.0)[0]:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:   # the terminal closed with the command
+                break
+            if not chunk:
+                break
+            seen += chunk
+        elif proc.poll() is not None:
+            break
+    os.close(master)
+    stdout = proc.stdout.read().decode()
+    return seen.decode(errors="replace"), stdout, proc.wait(timeout=60)
+
+
+def environment(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    return {**env, **extra}
+
+
+def test_a_terminal_shows_the_part_the_check_and_each_training_epoch(tmp_path):
+    terminal, stdout, status = run_on_a_terminal(["grade", str(ROOT / "solutions"), "--part", "lstm_a"],
+                                                 environment())
+    assert status == 0, terminal + stdout
+    assert "[1/1] Part 6 lstm_a" in terminal
+    assert re.search(r"6\.\d+ \w+ \(training\)", terminal), terminal[-2000:]
+    epochs = [int(e) for e in re.findall(r"epoch (\d)/8, loss \d+\.\d{3}", terminal)]
+    assert epochs and epochs == sorted(epochs) and epochs[-1] == 8, terminal[-2000:]
+    assert "Part 6 lstm_a" in stdout and "epoch" not in stdout    # the table on stdout, unchanged
+
+
+def test_json_runs_and_ci_show_no_progress_and_a_log_gets_one_line_per_part(tmp_path):
+    args = ["grade", str(ROOT / "solutions"), "--part", "bleu", "--part", "decoding"]
+    terminal, stdout, status = run_on_a_terminal(args + ["--json", str(tmp_path / "r.json")], environment())
+    assert status == 0 and (tmp_path / "r.json").exists()
+    assert terminal == "", terminal
+    ci = subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True, text=True, cwd=ROOT,
+                        env=environment(CI="true"))
+    assert ci.returncode == 0 and ci.stderr == "", ci.stderr
+    log = subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True, text=True, cwd=ROOT,
+                         env=environment())
+    assert log.returncode == 0
+    assert re.fullmatch(r"\[1/2\] Part 3 bleu: 15 / 15 \(\d+ s\)\n\[2/2\] Part 2 decoding: 11 / 11 \(\d+ s\)\n",
+                        log.stderr), log.stderr
+    def seconds_aside(table: str) -> str:
+        return re.sub(r"\(\d+\.\d s\)", "(s)", table)
+    assert seconds_aside(log.stdout) == seconds_aside(ci.stdout)
+    assert seconds_aside(stdout).startswith(seconds_aside(log.stdout))   # + "wrote r.json"
+
+
+@pytest.mark.parametrize("message", [
+    {"progress": {"epoch": 0, "epochs": 8, "loss": 1.0}},            # epochs count from 1
+    {"progress": {"epoch": 9, "epochs": 8, "loss": 1.0}},
+    {"progress": {"epoch": 1, "epochs": 10 ** 9, "loss": 1.0}},
+    {"progress": {"epoch": True, "epochs": 8, "loss": 1.0}},         # a bool is not an epoch
+    {"progress": {"epoch": 1.0, "epochs": 8, "loss": 1.0}},
+    {"progress": {"epoch": 1, "epochs": 8, "loss": "1.0\x1b[2J"}},   # nothing but numbers reaches the terminal
+    {"progress": {"epoch": 1, "epochs": 8, "loss": 1.0, "note": "x"}},
+    {"progress": {"epoch": 1, "epochs": 8, "loss": 1.0}, "ok": None},
+    {"progress": [1, 8, 1.0]},
+])
+def test_a_malformed_progress_message_is_refused(message):
+    assert progress_of(message) is None
+    assert progress_of({"progress": {"epoch": 1, "epochs": 8, "loss": 1.0}}) == (1, 8, 1.0)
