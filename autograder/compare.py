@@ -69,6 +69,20 @@ def expect(condition: bool, message: str, case: str = "", safe: str = "") -> Non
         raise CheckFailed(message + _where(case), safe=safe)
 
 
+def expect_token_ids(name: str, tokens, vocab_size: int, case: str = "") -> None:
+    """`tokens` must be an integer tensor of ids in 0 .. vocab_size - 1. Checked before the grader counts or
+    indexes with them: an id sizes what the grader allocates (bincount, one-hot), so a wild one is the
+    student's failure, named here, and never the grader's memory."""
+    if not isinstance(tokens, torch.Tensor) or tokens.dtype not in (torch.int64, torch.int32):
+        raise CheckFailed(f"{name}: expected an integer tensor of token ids, got {type_name(tokens)}"
+                          + (f" of dtype {tokens.dtype}" if isinstance(tokens, torch.Tensor) else "") + _where(case))
+    bad = (tokens < 0) | (tokens >= vocab_size)
+    if bad.any():
+        idx = tuple(int(i) for i in bad.nonzero()[0])
+        raise CheckFailed(f"{name}: token id {int(tokens[idx])} at {idx} is outside 0..{vocab_size - 1}"
+                          + _where(case))
+
+
 def expect_tuple(name: str, value, length: int, case: str = "") -> tuple:
     """`value` must be a tuple (or list) of `length` items; returns it as a tuple."""
     if not isinstance(value, (tuple, list)) or len(value) != length:

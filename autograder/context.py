@@ -15,6 +15,7 @@ from typing import Callable
 import torch
 
 from shared.encoder import CaptionData, load_data
+from shared.encoder import cache_dir as encoder_cache_dir
 
 HIDDEN = Path(__file__).resolve().parent / "hidden"
 # The time budget of a student's training run: this many times the reference's, measured in the same run,
@@ -30,6 +31,26 @@ def hidden_seed() -> int:
     return int(json.loads((HIDDEN / "seed.json").read_text())["seed"])
 
 
+TEST_SECRET_BITS = 128
+
+
+def hidden_test_secret() -> int:
+    """The seed of the hidden test split, a secret of its own (128 bits, hex): $CAPTIONKIT_HIDDEN_TEST_SECRET,
+    else "test_secret" in autograder/hidden/seed.json. Independent of the training seed: the training data is
+    given to student code by design, and a small seed behind it can be found by search; the test split's captions
+    must not follow from it."""
+    text = os.environ.get("CAPTIONKIT_HIDDEN_TEST_SECRET") or json.loads((HIDDEN / "seed.json").read_text())["test_secret"]
+    secret = int(text, 16)
+    if secret.bit_length() > TEST_SECRET_BITS or len(text) != TEST_SECRET_BITS // 4:
+        raise ValueError(f"the hidden test secret: expected {TEST_SECRET_BITS // 4} hex digits, got {len(text)}")
+    return secret
+
+
+def new_test_secret() -> str:
+    """A fresh hidden test secret (hex)."""
+    return secrets.token_hex(TEST_SECRET_BITS // 8)
+
+
 class GradingContext:
     """Shared by every check of one grading run."""
 
@@ -41,14 +62,24 @@ class GradingContext:
         self.shared.mkdir(parents=True, exist_ok=True)
         os.chmod(self.shared, 0o711)  # workers open the files they are told of; nobody lists the folder
         self.seed = hidden_seed() if seed is None else seed
+        self.test_secret = hidden_test_secret()
         self._reference_seconds: dict[str, float] = {}
         self._files: dict[str, Path] = {}
         self._artifacts: dict[str, dict] = {}   # part -> what its checks kept for the feedback report
 
     @cached_property
     def data(self) -> CaptionData:
-        """The hidden data set: 6000 training and 400 test scenes from the hidden seed (encoder outputs cached)."""
-        return load_data(train_seed=self.seed, test_seed=self.seed + 1, cache=True)
+        """The hidden data set: 6000 training scenes from the hidden seed and 400 test scenes from the hidden test
+        secret (encoder outputs cached in a folder only this user may read: the cache's name is a hash of a key
+        holding the secrets, and its content holds the hidden test split's encodings)."""
+        cache = encoder_cache_dir()
+        cache.mkdir(parents=True, exist_ok=True)
+        if cache.stat().st_uid == os.geteuid():
+            os.chmod(cache, 0o700)
+        data = load_data(train_seed=self.seed, test_seed=self.test_secret, cache=True)
+        if data.cache_file is not None and data.cache_file.stat().st_uid == os.geteuid():
+            os.chmod(data.cache_file, 0o600)
+        return data
 
     def _shared_path(self, key: str) -> Path:
         """A random, unguessable file name in shared/ for `key` (names can carry information: the encoder

@@ -39,6 +39,7 @@ SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
 # Wall-clock seconds a part may take in all (worker start-ups, every check, training included).
 PART_TIME_LIMIT = 300.0
 OUTPUT_LIMIT = 2000  # characters of feedback per check
+GRADER_ERROR = "the grader could not run this check (an error on the grader's side; tell the course staff)"
 
 
 @dataclass
@@ -121,18 +122,21 @@ def _run_check(chk: Check, worker, ctx: GradingContext, visible: bool) -> tuple[
                 shown, note = outcome
                 return False, clean(shown, OUTPUT_LIMIT), clean(note, 4 * OUTPUT_LIMIT)
         note = "".join(traceback.format_exception(exc))[-3000:]
-        return False, "the grader could not run this check (an error on the grader's side; tell the course staff)", note
+        return False, GRADER_ERROR, note
 
 
 def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...] | None = None,
           scratch: Path | None = None, ctx: GradingContext | None = None, in_process: bool = False,
-          skip_training: bool = False, progress: Progress | None = None) -> GradeReport:
+          skip_training: bool = False, progress: Progress | None = None,
+          time_limit: float | None = None) -> GradeReport:
     """Grade every part (or `parts`) of the submission folder; never raises for a bad submission.
 
     in_process=True imports student code into this process instead of a sandboxed worker: for measuring the
     sandbox's cost only (benchmarks/sandbox_overhead.py), never for grading anyone. skip_training=True leaves
     out the training checks (the kit's own tests of property checks use it). progress: told where the run is
-    (autograder/progress.py; by default nothing is shown)."""
+    (autograder/progress.py; by default nothing is shown). time_limit: wall-clock seconds for
+    the whole submission (x CAPTIONKIT_TIME_SCALE), on top of each part's; the parts it leaves no time for are not
+    run."""
     torch.set_num_threads(1)
     rubric = rubric_mod.load()
     report = GradeReport()
@@ -157,8 +161,18 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
                              public_only)
         for i, part in enumerate(graded):
             progress.part(i + 1, len(graded), part, counts[part])
-            results = _grade_part(part, Path(submission), scratch / part, ctx, rubric.get(part, {}), public_only,
-                                  runtime, isolation, in_process, skip_training, progress)
+            deadline = time.monotonic() + PART_TIME_LIMIT * TIME_SCALE
+            if time_limit is not None:
+                deadline = min(deadline, started + time_limit * TIME_SCALE)
+            try:
+                results = _grade_part(part, Path(submission), scratch / part, ctx, rubric.get(part, {}), public_only,
+                                      runtime, isolation, in_process, skip_training, progress, deadline)
+            except Exception as exc:  # noqa: BLE001 (the grader's own error costs this part, never the results file)
+                note = "".join(traceback.format_exception(exc))[-3000:]
+                entries = rubric.get(part, {})
+                results = [CheckResult(part, c.name, f"{BY_MODULE[part].number}.{n + 1}", c.description, 0.0,
+                                       entries[c.name].points, entries[c.name].visibility, GRADER_ERROR, 0.0, note)
+                           for n, c in enumerate(_graded_checks(part, entries, public_only, skip_training))]
             report.results.extend(results)
             progress.part_done(sum(r.score for r in results), sum(r.max_score for r in results))
     finally:
@@ -197,7 +211,7 @@ def _time_references(parts: list[str], ctx: GradingContext, rubric: dict, public
 def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                 entries: dict[str, rubric_mod.Entry], public_only: bool, runtime: Path,
                 isolation: Isolation, in_process: bool = False, skip_training: bool = False,
-                progress: Progress | None = None) -> list[CheckResult]:
+                progress: Progress | None = None, deadline: float | None = None) -> list[CheckResult]:
     checks = _graded_checks(part, entries, public_only, skip_training)
     progress = progress or Progress()
     part_number = BY_MODULE[part].number
@@ -215,7 +229,7 @@ def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
         from autograder.sandbox.client import Worker
     try:
         worker = Worker(part, submission, scratch, runtime, isolation, references,
-                        deadline=time.monotonic() + PART_TIME_LIMIT * TIME_SCALE)
+                        deadline=deadline if deadline is not None else time.monotonic() + PART_TIME_LIMIT * TIME_SCALE)
     except StagingError as exc:
         return [result(i, c, False, str(exc), 0.0) for i, c in enumerate(checks)]
     worker.on_progress = progress.epoch
@@ -227,24 +241,34 @@ def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
         if not worker.alive:
             return [result(i, c, False, worker.dead_reason or "the worker did not start", 0.0)
                     for i, c in enumerate(checks)]
-        for i, chk in enumerate(checks):
+        # Public checks first, then the hidden ones in a fresh worker: nothing a hidden check passes to the student's
+        # code (the same inputs on every run) can be kept and shown in a public check's feedback.
+        order = sorted(range(len(checks)), key=lambda i: entries[checks[i].name].visibility != "public")
+        served_public = False   # the running worker has seen a public check's inputs
+        for step, i in enumerate(order):
+            chk = checks[i]
+            visible = entries[chk.name].visibility == "public"
+            if not visible and served_public and (worker.deadline is None or time.monotonic() < worker.deadline):
+                worker.restart()
+                served_public = False
             t0 = time.monotonic()
             if worker.deadline is not None and t0 >= worker.deadline:
                 results.append(result(i, chk, False, f"not run: the part's time limit ({PART_TIME_LIMIT:.0f} s) "
                                                      "was reached", 0.0))
                 continue
             worker.check_deadline = t0 + chk.timeout * TIME_SCALE
-            visible = entries[chk.name].visibility == "public"
             progress.check(f"{part_number}.{i + 1}", chk.name, chk.training)
             passed, output, note = _run_check(chk, worker, ctx, visible)
             progress.check_done()
             results.append(result(i, chk, passed, output, time.monotonic() - t0, note))
+            served_public = served_public or visible
             if chk.training:  # the large heaps; a collection costs about 0.2 s, too much after every check
                 release_memory()
             # A crash or a timeout costs this check; the next one (if there is time for it) gets a fresh worker.
-            if not worker.alive and i + 1 < len(checks) and (worker.deadline is None
-                                                             or time.monotonic() < worker.deadline):
+            if not worker.alive and step + 1 < len(order) and (worker.deadline is None
+                                                               or time.monotonic() < worker.deadline):
                 worker.restart()
+                served_public = False
         return results
     finally:
         worker.close()

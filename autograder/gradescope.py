@@ -49,10 +49,14 @@ if "$PY" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + '/
 else
     "$PY" -m pip install --quiet "torch==__TORCH__"
 fi
-"$PY" -m pip install --quiet "$ROOT/source[oracles]"
-# Everything of the kit that a student must not read is root-only; the venv stays world-readable.
+# Editable: the kit stays in source/ (root-only below), and site-packages, which the worker's interpreter reads,
+# holds only a pointer to it: no reference, check or hidden seed, and no RECORD listing their hashes.
+"$PY" -m pip install --quiet -e "$ROOT/source[oracles]"
+# Everything of the kit that a student must not read is root-only; the venv stays world-readable (but for the
+# BLEU oracles, made root-only by detect() below).
 chmod -R go-rwx "$ROOT/source"
 chmod 755 "$ROOT/venv"
+"$PY" -m autograder.sandbox.isolation   # the sandbox users, created now rather than while grading
 "$PY" -c "from autograder.sandbox.isolation import detect; print(detect().note)"
 # Build the hidden data's encoder cache once, so each run starts from it.
 mkdir -p "$ROOT/cache" && chmod 700 "$ROOT/cache"
@@ -84,7 +88,10 @@ def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
 
 
 def build_zip(out: Path, seed: int | None = None) -> Path:
-    """Write the autograder zip to `out`. `seed` replaces the hidden data seed in the zip's copy."""
+    """Write the autograder zip to `out`. `seed` replaces the hidden data seed in the zip's copy, and a fresh
+    hidden test secret comes with it."""
+    from autograder.context import new_test_secret
+
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as zf:
         _add(zf, "setup.sh", SETUP_SH.replace("__TORCH__", TORCH_VERSION).encode(), 0o755)
@@ -93,15 +100,43 @@ def build_zip(out: Path, seed: int | None = None) -> Path:
             for path in sorted(ROOT.glob(pattern)):
                 rel = path.relative_to(ROOT).as_posix()
                 data = path.read_bytes()
-                if rel == "autograder/hidden/seed.json" and seed is not None:
-                    data = json.dumps({"seed": seed}).encode()
+                if rel == "autograder/hidden/seed.json" and seed is not None:   # a course's own: both secrets anew
+                    data = json.dumps({"seed": seed, "test_secret": new_test_secret()}).encode()
                 _add(zf, rel, data, 0o644)
     Path(out).write_bytes(buffer.getvalue())
     return Path(out)
 
 
 def run(root: Path) -> int:
-    """Grade root/submission into root/results/results.json (inside the container)."""
+    """Grade root/submission into root/results/results.json (inside the container), in a process of its own
+    under a wall-clock watchdog (batch.SUBMISSION_TIME_LIMIT): past it, that process is killed, the sandbox users
+    are swept, and results.json says that grading stopped."""
+    import multiprocessing
+
+    from autograder.batch import SUBMISSION_TIME_LIMIT
+    from autograder.results import write_json_atomic
+    from autograder.sandbox.client import TIME_SCALE
+    from autograder.sandbox.isolation import sweep_free_slots
+
+    limit = SUBMISSION_TIME_LIMIT * TIME_SCALE
+    process = multiprocessing.get_context("spawn").Process(target=_graded_in_child, args=(Path(root),))
+    process.start()
+    process.join(limit)
+    if process.is_alive():
+        process.kill()
+        process.join()
+        sweep_free_slots()
+        write_json_atomic({"score": 0, "execution_time": round(limit, 2), "tests": [],
+                           "output": f"The autograder stopped: grading took longer than {limit:.0f} s; please tell "
+                                     "the course staff."}, Path(root) / "results" / "results.json")
+        print(f"grading passed its time limit of {limit:.0f} s")
+        return 1
+    return process.exitcode
+
+
+def _graded_in_child(root: Path) -> None:
+    """The grading itself (the watchdog's child process): exits 0 once results.json is written."""
+    import sys
     import tempfile
 
     from autograder.engine import grade
@@ -126,7 +161,7 @@ def run(root: Path) -> int:
     document["execution_time"] = round(time.monotonic() - started, 2)
     write_json_atomic(document, results)
     print(f"graded: {report.score:g} / {report.max_score:g}")
-    return 0
+    sys.stdout.flush()
 
 
 def _modules():

@@ -96,7 +96,8 @@ class CaptionData:
     cache_file: Path | None = None   # the file holding the encoder outputs (tr_grid, tr_attr, te_grid, te_attr)
 
 
-def _cache_dir() -> Path:
+def cache_dir() -> Path:
+    """Where the encoder outputs are cached: $CAPTIONKIT_CACHE, default ./.cache/captionkit."""
     return Path(os.environ.get("CAPTIONKIT_CACHE", Path.cwd() / ".cache" / "captionkit"))
 
 
@@ -110,7 +111,7 @@ def load_data(train_seed: int = 0, test_seed: int = 1, n_train: int = 6000, n_te
     key = json.dumps(dict(v=1, train_seed=train_seed, test_seed=test_seed, n_train=n_train, n_test=n_test,
                           max_objects=max_objects, torch=torch.__version__, threads=torch.get_num_threads()),
                      sort_keys=True)
-    path = _cache_dir() / f"grids-{hashlib.sha256(key.encode()).hexdigest()[:16]}.pt"
+    path = cache_dir() / f"grids-{hashlib.sha256(key.encode()).hexdigest()[:16]}.pt"
     hit = cache and path.exists()
     train_scenes = make_scenes(n_train, train_seed, max_objects, keep_images=not hit)
     test_scenes = make_scenes(n_test, test_seed, max_objects, keep_images=not hit)

@@ -94,6 +94,19 @@ def test_the_source_is_root_only_after_setup(installed):
     assert (installed / "source").stat().st_mode & 0o077 == 0
 
 
+def test_nothing_hidden_is_installed_where_the_worker_reads(installed):
+    """The worker's interpreter reads the virtual environment: it must hold no reference solution, check or hidden
+    seed, nor a RECORD naming them (a RECORD lists each file's SHA-256: a small seed falls to a search)."""
+    exposed = []
+    for path in (installed / "venv").rglob("*"):
+        rel = path.relative_to(installed).as_posix()
+        if path.is_file() and (path.name == "seed.json" or "/solutions/" in rel or "/autograder/checks/" in rel):
+            exposed.append(rel)
+        if path.name == "RECORD" and "hidden/seed.json" in path.read_text(errors="replace"):
+            exposed.append(f"{rel} names hidden/seed.json")
+    assert not exposed, exposed
+
+
 def test_reference_earns_full_marks(installed):
     document = run_autograder(installed, {f"{p.stem}.py": p for p in sorted((ROOT / "solutions").glob("[!_]*.py"))})
     totals = part_totals(document)

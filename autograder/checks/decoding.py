@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from autograder.checks import check
-from autograder.compare import CheckFailed, expect, expect_tensor, expect_tuple
+from autograder.compare import CheckFailed, expect, expect_tensor, expect_token_ids, expect_tuple
 from autograder.fixtures import ranked_sequences, sequence_log_prob, toy_table
 from autograder.strategies import FEW, PROPERTY, seeds
 from shared.vocab import END, PAD
@@ -193,4 +193,5 @@ def _sample(student, table, contexts, temperature, steps, seed):
     first, again = expect_tuple("sample_captions results", out, 2)
     expect(isinstance(first, torch.Tensor) and tuple(first.shape) == (len(contexts), steps),
            f"sample_captions: expected a tensor of shape {(len(contexts), steps)}")
+    expect_token_ids("sample_captions", first, table.shape[-1])
     return first, again

@@ -5,20 +5,28 @@ Student code never runs in this process. What comes back is plain data, checked 
 """
 from __future__ import annotations
 
+import builtins
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import torch
+
+from autograder import recipes
 from autograder.sandbox import protocol
-from autograder.sandbox.isolation import Isolation, sweep
+from autograder.sandbox.forbidden import READABLE
+from autograder.sandbox.isolation import Isolation, processes_of, sweep
 from autograder.sandbox.staging import stage
+from autograder.sandbox.worker import clean
+from autograder.source_scan import banned_uses
 
 STARTUP_TIMEOUT = 60.0
+TREE_MEMORY_BYTES = 6 * 1024 ** 3   # the default of Limits.tree_memory_bytes
 # Multiplies every wall-clock limit of the sandbox and the engine: 1 on a grading machine; larger where many
 # grading runs share few cores (the kit's own test suite sets it), so correct code is never cut off by load.
 TIME_SCALE = float(os.environ.get("CAPTIONKIT_TIME_SCALE", "1"))
@@ -33,6 +41,10 @@ class StudentError(Exception):
         self.kind, self.detail, self.where = kind, detail, where
 
 
+class OverMemory(Exception):
+    """The worker's process tree used more memory than Limits.tree_memory_bytes."""
+
+
 class WorkerDied(Exception):
     """The worker exited, was killed, or overran its time limit. The message is one line."""
 
@@ -44,6 +56,9 @@ class Limits:
     file_bytes: int = 16 * 1024 ** 2       # the largest file it may write (its output file included)
     processes: int = 64                    # per user: enforced for the sandbox user, not for root
     cpu_seconds: int = 900                 # a backstop: wall-clock limits per call and per part come first
+    # All the worker's processes together (proportional set size) and the files its user keeps in memory-backed
+    # temporary folders: watched while the grader waits for a reply (no cgroup is assumed to be delegated).
+    tree_memory_bytes: int = field(default_factory=lambda: TREE_MEMORY_BYTES)
 
 
 class Worker:
@@ -71,14 +86,19 @@ class Worker:
         self.scratch.mkdir(parents=True, exist_ok=True)
         os.chmod(self.scratch, 0o711)
         self.staging = stage(module, Path(submission), self.scratch / "staging")
-        # Readable by this grader's sandbox user only: not by another run's sandbox user (a batch with --jobs).
-        for path, mode in ((self.staging, 0o750), (self.staging / f"{module}.py", 0o640)):
-            if isolation.gid is not None:
-                os.chown(path, 0, isolation.gid)
-                os.chmod(path, mode)
-            else:
-                os.chmod(path, mode | 0o005)
-        self._start()
+        # The staged module is the grader's alone (0700): its text goes to the worker through the start message, so
+        # no other process, of this sandbox user or another, can open it by its path.
+        os.chmod(self.staging, 0o700)
+        self.source = (self.staging / f"{module}.py").read_bytes().decode("utf-8", errors="replace")
+        # Every op some recipe of this part bans, and where the module's source names it (or the ban's machinery).
+        forbidden_ops = tuple(sorted({op for name, fn in recipes.load(module).items() if name.startswith(f"{module}.")
+                                      for op in fn.forbid}))
+        self.banned = banned_uses(self.source, forbidden_ops)
+        try:
+            self._start()
+        except BaseException:  # never leave a worker running behind an error of the grader's
+            self.kill("the grader failed while starting the worker")
+            raise
 
     # -- lifecycle -----------------------------------------------------------------------------
     def _start(self) -> None:
@@ -95,7 +115,7 @@ class Worker:
         lim = self.limits
         cmd = [*self.isolation.prefix, sys.executable, "-I", "-B", "--check-hash-based-pycs", "always",
                "-X", "faulthandler", str(self.runtime / "autograder" / "sandbox" / "worker.py"),
-               "--module", self.module, "--staging", str(self.staging),
+               "--module", self.module,
                "--requests", str(req_r), "--replies", str(rep_w), "--memory", str(lim.memory_bytes),
                "--cpu", str(lim.cpu_seconds), "--file-size", str(lim.file_bytes), "--processes", str(lim.processes)]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.stdout, stderr=subprocess.STDOUT,
@@ -103,24 +123,31 @@ class Worker:
                                      env=self._environment())
         os.close(req_r)
         os.close(rep_w)
-        self.requests, self.replies = req_w, rep_r
+        self.requests, self.replies = protocol.nonblocking(req_w), rep_r
         startup, cut_by_deadline = STARTUP_TIMEOUT * TIME_SCALE, False
         if self.deadline is not None and self.deadline - time.monotonic() < startup:
             startup, cut_by_deadline = max(self.deadline - time.monotonic(), 1.0), True
         try:
-            protocol.send(self.requests, {"references": self.references})
+            protocol.send(self.requests, {"references": self.references, "source": self.source}, timeout=startup)
             hello = protocol.receive(self.replies, timeout=startup)
         except protocol.ChannelTimeout:
             self.kill("the part's time limit was reached" if cut_by_deadline else "the worker did not start in time")
             return
-        except (protocol.ChannelClosed, protocol.MessageTooLarge, BrokenPipeError) as exc:
+        except (protocol.ChannelClosed, protocol.MessageTooLarge, OSError) as exc:
             self.kill(f"the worker did not start ({type(exc).__name__})")
             return
-        if not isinstance(hello, dict) or not hello.get("ready"):
-            err = hello.get("error", {}) if isinstance(hello, dict) else {}
-            self.import_error = StudentError(str(err.get("type", "Error")), str(err.get("message", "")),
-                                             str(err.get("where", "")))
-            self.kill(f"{self.module}.py could not be imported: {self.import_error}")
+        except Exception:  # noqa: BLE001 (an unreadable message: the worker's, so the student's)
+            self.kill("the worker sent a malformed start-up message")
+            return
+        if type(hello) is dict and hello == {"ready": True}:
+            return
+        error = _error_fields(hello.get("error")) if isinstance(hello, dict) and set(hello) == {"ready", "error"} \
+            and hello["ready"] is False else None
+        if error is None:
+            self.kill("the worker sent a malformed start-up message")
+            return
+        self.import_error = StudentError(*error)
+        self.kill(f"{self.module}.py could not be imported: {self.import_error}")
 
     def _environment(self) -> dict:
         """A scrubbed environment: nothing of the grader's but what Python and torch need."""
@@ -176,7 +203,7 @@ class Worker:
         if not self.alive:
             raise WorkerDied(self.dead_reason or "the worker is not running")
         timeout *= TIME_SCALE
-        limit_name = None
+        started, limit_name = time.monotonic(), None
         for name, deadline in (("the check's time limit", self.check_deadline), ("the part's time limit", self.deadline)):
             if deadline is None:
                 continue
@@ -187,19 +214,24 @@ class Worker:
             if left < timeout:
                 timeout, limit_name = left, name
         try:
-            protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs})
-            deadline = time.monotonic() + timeout
-            reply = protocol.receive(self.replies, timeout=timeout)
-            while isinstance(reply, dict) and "progress" in reply:   # a training epoch ended: show it, read on
+            protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs}, timeout=timeout)
+            deadline = started + timeout
+            reply = protocol.receive(self.replies, timeout=max(deadline - time.monotonic(), 0.0),
+                                     watch=self._watch_memory)
+            while type(reply) is dict and "progress" in reply:   # a training epoch ended: show it, read on
                 epoch = progress_of(reply)
                 if epoch is None:
                     self.kill("sent a malformed progress message")
                     raise WorkerDied(self.dead_reason)
                 if self.on_progress is not None:
                     self.on_progress(*epoch)
-                reply = protocol.receive(self.replies, timeout=max(deadline - time.monotonic(), 0.0))
+                reply = protocol.receive(self.replies, timeout=max(deadline - time.monotonic(), 0.0),
+                                         watch=self._watch_memory)
         except protocol.ChannelTimeout:
             self.kill(f"{limit_name} was reached" if limit_name else f"timed out after {timeout:.0f} s")
+            raise WorkerDied(self.dead_reason)
+        except OverMemory as exc:
+            self.kill(str(exc))
             raise WorkerDied(self.dead_reason)
         except (protocol.ChannelClosed, BrokenPipeError):
             code = self.proc.wait(timeout=10)
@@ -208,13 +240,118 @@ class Worker:
         except Exception as exc:  # an unreadable or oversized reply
             self.kill(f"sent an unreadable reply ({type(exc).__name__})")
             raise WorkerDied(self.dead_reason)
-        if not isinstance(reply, dict):
-            self.kill("sent a malformed reply")
-            raise WorkerDied(self.dead_reason)
-        if "error" in reply:
-            err = reply["error"]
-            raise StudentError(str(err.get("type")), str(err.get("message")), str(err.get("where", "")))
-        return reply.get("ok")
+        if isinstance(reply, dict) and set(reply) == {"error"}:
+            error = _error_fields(reply["error"])
+            if error is not None:
+                raise StudentError(*error)
+        elif isinstance(reply, dict) and set(reply) == {"ok"} and _plain(reply["ok"]):
+            self._refuse_banned(recipe)
+            return reply["ok"]
+        self.kill("sent a malformed reply")
+        raise WorkerDied(self.dead_reason)
+
+    def _watch_memory(self) -> None:
+        """Raise OverMemory when the worker's processes and its user's files in memory use more than the limit."""
+        if self.proc is None:
+            return
+        used = tree_memory(self.proc.pid, self.isolation.uid)
+        if used > self.limits.tree_memory_bytes:
+            raise OverMemory(f"the worker's processes used {used / 2 ** 30:.1f} GiB of memory together "
+                             f"(the limit is {self.limits.tree_memory_bytes / 2 ** 30:.1f} GiB)")
+
+    def _refuse_banned(self, recipe: str) -> None:
+        """The grader's own half of the ban (autograder.source_scan): a recipe that bans an op earns nothing
+        from a module whose source names it, whatever the worker's half let through."""
+        for op in getattr(recipes.RECIPES.get(recipe), "forbid", ()):
+            if op in self.banned:
+                raise StudentError("ForbiddenOpError", f"your module's source uses {READABLE[op]} or the grader's "
+                                   f"ban of it ({self.banned[op]}); this check compares against it, so it earns no "
+                                   "credit here")
+
+
+# The exception kinds a message may name: Python's built-in exceptions and the ban's own error. Any other name
+# (the worker reduces every exception to one of these, but the student's code can replace the worker's reducer)
+# becomes "Exception": a class name is text the student's code chose, and may carry a hidden check's inputs.
+KINDS = frozenset(name for name, value in vars(builtins).items()
+                  if isinstance(value, type) and issubclass(value, BaseException)) | {"ForbiddenOpError"}
+
+
+def _error_fields(error) -> tuple[str, str, str] | None:
+    """(kind, message, where) of a well-formed error message from the worker, or None. Message and where are
+    cleaned and capped here again: the worker's own cleaning runs beside the student's code."""
+    if not (isinstance(error, dict) and set(error) <= {"type", "message", "where"}
+            and all(type(v) is str for v in error.values())):
+        return None
+    kind = error.get("type", "Exception")
+    return (kind if kind in KINDS else "Exception", clean(error.get("message", ""), 800),
+            clean(error.get("where", ""), 1500))
+
+
+MAX_DEPTH = 20
+
+
+def _plain(value, depth: int = 0) -> bool:
+    """Whether a reply's value is plain data the checks may compute with: exact built-in types, and tensors
+    whose elements all lie in their own storage (a zero-stride view of one element would make the grader
+    allocate for every index it claims)."""
+    if depth > MAX_DEPTH:
+        return False
+    if value is None or type(value) in (bool, int, float, str):
+        return True
+    if type(value) is torch.Tensor:
+        return value.layout == torch.strided and not value.requires_grad and \
+            value.numel() * value.element_size() <= value.untyped_storage().nbytes()
+    if type(value) in (list, tuple):
+        return all(_plain(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return all(type(k) in (str, int, tuple) and _plain(k, depth + 1) and _plain(v, depth + 1)
+                   for k, v in value.items())
+    return False
+
+
+MEMORY_TEMP_DIRS = ("/dev/shm",)   # temporary folders whose files take memory, not disk
+
+
+def _proportional_bytes(pid: int) -> int:
+    """The process's proportional set size (shared pages divided among their users), or its RSS."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _session_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[3])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def tree_memory(leader: int, uid: int | None) -> int:
+    """Bytes used by the worker's processes (every process of the sandbox user `uid`; without one, the worker's
+    session led by `leader`) and by that user's files in memory-backed temporary folders."""
+    pids = processes_of(uid) if uid is not None else \
+        [int(p) for p in os.listdir("/proc") if p.isdigit() and _session_of(int(p)) == leader]
+    total = sum(_proportional_bytes(pid) for pid in pids)
+    for folder in MEMORY_TEMP_DIRS if uid is not None else ():
+        for dirpath, dirnames, filenames in os.walk(folder):
+            for name in filenames:
+                try:
+                    info = os.lstat(os.path.join(dirpath, name))
+                except OSError:
+                    continue
+                if info.st_uid == uid:
+                    total += info.st_blocks * 512
+    return total
 
 
 MAX_EPOCHS = 10_000

@@ -29,6 +29,11 @@ SANDBOX_USER = "captionkit-sandbox"
 SLOTS = 16
 LOCK_DIR = Path("/run/lock/captionkit") if Path("/run/lock").is_dir() else Path("/tmp/captionkit-locks")
 TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+# Run as root in the worker's new mount namespace before the user switch: its /dev/shm (memory) and /var/tmp get
+# small tmpfs mounts of their own, so the number of files it writes there is bounded as well as their size.
+PRIVATE_TMP_BYTES = 64 * 1024 ** 2
+PRIVATE_TMP = " && ".join(f"mount -t tmpfs -o size={PRIVATE_TMP_BYTES},mode=1777,nosuid,nodev tmpfs {folder}"
+                          for folder in ("/dev/shm", "/var/tmp")) + ' && unset PWD OLDPWD && exec "$@"'
 _held_slot = None
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,6 +46,7 @@ class Isolation:
     network_namespace: bool = False
     prefix: tuple[str, ...] = field(default=())   # put before the worker's command line
     note: str = ""                  # one line for the person running the grader
+    private_tmp: bool = False       # /dev/shm and /var/tmp are small private tmpfs mounts in the worker's namespace
 
     def owns(self, path: Path) -> None:
         """Give `path` to the sandbox user (a no-op without one)."""
@@ -56,15 +62,28 @@ def _run_quietly(cmd: list[str], timeout: float = 60) -> bool:
         return False
 
 
-def _ensure_user(name: str) -> pwd.struct_passwd | None:
+def _user(name: str) -> pwd.struct_passwd | None:
     try:
         return pwd.getpwnam(name)
     except KeyError:
-        pass
-    if shutil.which("useradd") and _run_quietly(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
-                                                 "--shell", "/usr/sbin/nologin", name]):
-        return pwd.getpwnam(name)
-    return None
+        return None
+
+
+def slot_user(slot: int) -> str:
+    return SANDBOX_USER if slot == 0 else f"{SANDBOX_USER}-{slot}"
+
+
+def create_users() -> list[str]:
+    """Create the sandbox users that do not exist yet (as root, at install time: scripts/bootstrap.sh, the
+    Gradescope setup.sh), never while grading. Returns the names created."""
+    created = []
+    for slot in range(SLOTS):
+        name = slot_user(slot)
+        if _user(name) is None:
+            subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
+                            "--shell", "/usr/sbin/nologin", name], check=True, stdin=subprocess.DEVNULL)
+            created.append(name)
+    return created
 
 
 def _claim_user() -> pwd.struct_passwd | None:
@@ -79,13 +98,31 @@ def _claim_user() -> pwd.struct_passwd | None:
         except BlockingIOError:
             handle.close()
             continue
-        user = _ensure_user(SANDBOX_USER if slot == 0 else f"{SANDBOX_USER}-{slot}")
+        user = _user(slot_user(slot))
         if user is None:
             handle.close()
             return None
         _held_slot = handle  # kept open (and locked) until this process exits
+        # A sweep before use: a grader killed by its watchdog leaves its workers to the next holder of its user.
+        sweep(Isolation("user", user.pw_uid, user.pw_gid))
         return user
     return None
+
+
+def sweep_free_slots() -> None:
+    """Sweep the sandbox user of every slot no grader holds now (after a batch, whose killed graders could not)."""
+    if os.geteuid() != 0 or not LOCK_DIR.is_dir():
+        return
+    for slot in range(SLOTS):
+        user = _user(slot_user(slot))
+        if user is None:
+            continue
+        with open(LOCK_DIR / f"slot-{slot}.lock", "w") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            sweep(Isolation("user", user.pw_uid, user.pw_gid))
 
 
 def detect() -> Isolation:
@@ -98,20 +135,28 @@ def detect() -> Isolation:
 def _detect(pid: int) -> Isolation:
     """detect(), checked by actually starting Python that way."""
     probe = [sys.executable, "-I", "-c", "import torch"]
-    net = ["unshare", "--net", "--ipc", "--"] if shutil.which("unshare") and \
-        _run_quietly(["unshare", "--net", "--ipc", "--", "true"]) else []
+    private = ["unshare", "--net", "--ipc", "--mount", "--", "sh", "-c", PRIVATE_TMP, "sh"]
+    if shutil.which("unshare") and _run_quietly(private + ["true"]):
+        net = private
+    elif shutil.which("unshare") and _run_quietly(["unshare", "--net", "--ipc", "--", "true"]):
+        net = ["unshare", "--net", "--ipc", "--"]
+    else:
+        net = []
     if os.geteuid() == 0:
         user = _claim_user()
         if user is None:
             return Isolation("process", note="isolation: separate process with limits (no free sandbox user "
-                                             f"{SANDBOX_USER}[-N] could be claimed or created)")
-        switch = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", "--"]
+                                             f"{SANDBOX_USER}[-N]: create them once, as root, with "
+                                             "scripts/bootstrap.sh or python -m autograder.sandbox.isolation)")
+        # The worker keeps no capability (none now, none through a setuid or file-capability program later).
+        switch = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", "--no-new-privs",
+                  "--inh-caps=-all", "--bounding-set=-all", "--"]
         if shutil.which("setpriv") and _run_quietly(net + switch + probe):
             protect_hidden()
             become_subreaper()
-            where = "no network" if net else "network namespaces unavailable"
-            return Isolation("user", user.pw_uid, user.pw_gid, bool(net), tuple(net + switch),
-                             f"isolation: worker runs as {user.pw_name} ({where})")
+            where = "no network (namespace)" if net else "no namespaces (no CAP_SYS_ADMIN): sockets refused by seccomp"
+            return Isolation("user", user.pw_uid, user.pw_gid, bool(net), tuple(net + switch), private_tmp=net == private, note=
+                             f"isolation: worker runs as {user.pw_name}, no capabilities, {where}; {_capabilities()}")
         return Isolation("process", network_namespace=bool(net), prefix=tuple(net),
                          note=f"isolation: separate process with limits ({SANDBOX_USER} cannot run this Python: make "
                               "the interpreter and its packages readable by other users)")
@@ -122,19 +167,45 @@ def _detect(pid: int) -> Isolation:
     return Isolation("process", note="isolation: separate process with limits (not root: no user switch)")
 
 
+def _capabilities() -> str:
+    """Which capability set this grader runs with, in words."""
+    try:
+        effective = int(next(line.split()[1] for line in open("/proc/self/status") if line.startswith("CapEff:")), 16)
+    except (OSError, StopIteration, ValueError):
+        return "capabilities unknown"
+    return "grader has all capabilities" if effective >> 21 & 1 else "grader has no CAP_SYS_ADMIN (as in Docker)"
+
+
 # What the sandbox user must never read: reference solutions, checks (hidden properties), the hidden seed,
 # the kit's tests (they hold edited references) and the repository's history.
 HIDDEN_PATHS = ("solutions", "autograder/checks", "autograder/hidden", "tests", "instructor", ".git")
 
 
+# Packages the grader uses as independent oracles (BLEU): a worker that imported them could hand the check the
+# oracle's own answer. The grader (root) still imports them; the sandbox user cannot read them.
+ORACLE_PACKAGES = ("nltk", "pycocoevalcap")
+
+
+def oracle_folders() -> list[Path]:
+    """The installed folders of the oracle packages (those that are installed)."""
+    import importlib.util
+
+    folders = []
+    for name in ORACLE_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            folders += [Path(p) for p in spec.submodule_search_locations]
+    return folders
+
+
 def protect_hidden(root: Path = ROOT) -> list[str]:
-    """Make every hidden path under `root` readable by its owner only (root). Returns the paths changed."""
+    """Make every hidden path under `root`, and the oracle packages, readable by their owner only (root).
+    Returns the paths changed."""
     changed = []
-    for rel in HIDDEN_PATHS:
-        path = root / rel
+    for path in [*(root / rel for rel in HIDDEN_PATHS), *oracle_folders()]:
         if path.exists() and not path.is_symlink() and path.stat().st_mode & 0o077:
             os.chmod(path, 0o700)
-            changed.append(rel)
+            changed.append(str(path))
     return changed
 
 
@@ -159,7 +230,7 @@ def _reap() -> None:
             return
 
 
-def _processes_of(uid: int) -> list[int]:
+def processes_of(uid: int) -> list[int]:
     pids = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -184,7 +255,7 @@ def sweep(isolation: Isolation) -> int:
     _reap()
     killed = 0
     for _ in range(20):  # a fork bomb may respawn between scans
-        pids = _processes_of(isolation.uid)
+        pids = processes_of(isolation.uid)
         if not pids:
             break
         for pid in pids:
@@ -229,3 +300,7 @@ def build_runtime(target: Path) -> Path:
     for folder in [target, *[p for p in target.rglob("*") if p.is_dir()]]:
         os.chmod(folder, 0o755)
     return target
+
+
+if __name__ == "__main__":   # python -m autograder.sandbox.isolation: create the sandbox users (root, at install)
+    print("created: " + (", ".join(create_users()) or "none (all exist)"))

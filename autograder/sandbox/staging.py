@@ -18,22 +18,30 @@ class StagingError(Exception):
 
 
 def stage(module: str, submission: Path, staging: Path) -> Path:
-    """Copy submission/<module>.py to a fresh `staging` folder and return that folder."""
+    """Copy submission/<module>.py to a fresh `staging` folder and return that folder.
+
+    The file is opened without following a link (O_NOFOLLOW) and checked on the open descriptor, so a link put in
+    its place between a check and the open is refused, never followed."""
     source = Path(submission) / f"{module}.py"
     try:
-        info = os.lstat(source)
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise StagingError(f"{module}.py is missing from the submission") from None
-    if stat.S_ISLNK(info.st_mode):
-        raise StagingError(f"{module}.py is a symbolic link; submit the file itself")
-    if not stat.S_ISREG(info.st_mode):
-        raise StagingError(f"{module}.py is not a regular file")
-    if info.st_size > MAX_MODULE_BYTES:
-        raise StagingError(f"{module}.py is {info.st_size} bytes; the limit is {MAX_MODULE_BYTES}")
+    except OSError as exc:
+        if os.path.islink(source):  # ELOOP: the name is a symbolic link
+            raise StagingError(f"{module}.py is a symbolic link; submit the file itself") from None
+        raise StagingError(f"{module}.py could not be opened ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as src:
+        info = os.fstat(src.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise StagingError(f"{module}.py is not a regular file")
+        if info.st_size > MAX_MODULE_BYTES:
+            raise StagingError(f"{module}.py is {info.st_size} bytes; the limit is {MAX_MODULE_BYTES}")
+        data = src.read(MAX_MODULE_BYTES + 1)
+    if len(data) > MAX_MODULE_BYTES:
+        raise StagingError(f"{module}.py is over {MAX_MODULE_BYTES} bytes")
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
-    target = staging / f"{module}.py"
-    with open(source, "rb") as src, open(target, "wb") as dst:
-        dst.write(src.read(MAX_MODULE_BYTES + 1))
+    (staging / f"{module}.py").write_bytes(data)
     return staging

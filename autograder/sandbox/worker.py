@@ -9,13 +9,18 @@ it imports the student's module and answers requests `{"recipe": name, "kwargs":
 `{"progress": {"epoch": e, "epochs": n, "loss": x}}` after each epoch before its answer. Requests and replies are plain data
 (autograder.sandbox.protocol).
 
-    python -I -B RUNTIME/autograder/sandbox/worker.py --module decoding --staging DIR --requests FD --replies FD
+    python -I -B RUNTIME/autograder/sandbox/worker.py --module decoding --requests FD --replies FD ...
+
+The student's module arrives as text in the first message (the staged file is readable by the grader only); it
+is compiled under the name SUBMISSION/<module>.py, a path that exists nowhere, and its lines are given to
+linecache so that tracebacks show them.
 """
 from __future__ import annotations
 
 import argparse
 import importlib.util
 import io
+import linecache
 import os
 import resource
 import sys
@@ -25,6 +30,7 @@ import types
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+SUBMISSION = "/submission"   # the folder the student's module is said to come from (tracebacks name its file only)
 PRINT_CAP = 64 * 1024  # bytes of student output kept per stream; the rest is counted and dropped
 
 
@@ -131,17 +137,20 @@ def sanitize(obj, depth: int = 0):
     return {"__unsupported__": type(obj).__name__}
 
 
-def import_student(module: str, staging: str):
-    """Import staging/<module>.py under its own name (so `import <module>` inside it resolves to it)."""
-    path = os.path.join(staging, f"{module}.py")
-    spec = importlib.util.spec_from_file_location(module, path)
+def import_student(module: str, source: str):
+    """Run the student's `source` as the module `module` (registered first, so `import <module>` inside it and
+    dataclasses resolve to it)."""
+    path = os.path.join(SUBMISSION, f"{module}.py")
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)   # no mtime: never evicted
+    spec = importlib.util.spec_from_loader(module, loader=None, origin=path)
     mod = importlib.util.module_from_spec(spec)
+    mod.__file__ = path
     sys.modules[module] = mod
-    spec.loader.exec_module(mod)
+    exec(compile(source, path, "exec", dont_inherit=True), mod.__dict__)
     return mod
 
 
-def serve(module: str, staging: str, requests: int, replies: int) -> None:
+def serve(module: str, requests: int, replies: int) -> None:
     import torch
 
     from autograder.sandbox import protocol
@@ -150,21 +159,23 @@ def serve(module: str, staging: str, requests: int, replies: int) -> None:
     from shared.training import seed_everything
 
     torch.set_num_threads(1)
-    install_references(protocol.receive(requests).get("references", {}))  # the source text is not kept
+    start = protocol.receive(requests)
+    install_references(start["references"])  # the source text is not kept
+    source, start = start["source"], None
     from autograder import recipes
     registry = recipes.load(module)
     sys.stdout, sys.stderr = CappedStream(sys.stdout), CappedStream(sys.stderr)
     known = originals()
     try:
-        student = import_student(module, os.path.realpath(staging))
+        student = import_student(module, source)
     except BaseException as exc:  # a syntax error, an exception at import, even SystemExit
-        protocol.send(replies, {"ready": False, "error": _error(exc, os.path.realpath(staging))})
+        protocol.send(replies, {"ready": False, "error": _error(exc, SUBMISSION)})
         return
     bound = bound_references(student, known)
     protocol.send(replies, {"ready": True})
     recipes._report_progress = lambda epoch, epochs, loss: protocol.send(
         replies, {"progress": {"epoch": int(epoch), "epochs": int(epochs), "loss": float(loss)}})
-    staging = os.path.realpath(staging)
+    staging = SUBMISSION
     while True:
         try:
             request = protocol.receive(requests)
@@ -196,7 +207,6 @@ def serve(module: str, staging: str, requests: int, replies: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--module", required=True)
-    parser.add_argument("--staging", required=True)
     parser.add_argument("--requests", type=int, required=True)
     parser.add_argument("--replies", type=int, required=True)
     parser.add_argument("--memory", type=int, required=True)
@@ -205,8 +215,12 @@ def main() -> None:
     parser.add_argument("--processes", type=int, required=True)
     args = parser.parse_args()
     limit_resources(args.memory, args.cpu, args.file_size, args.processes)
+    from autograder.sandbox.confine import confine
+    problem = confine()
+    if problem:
+        print(f"worker: {problem}", file=sys.stderr, flush=True)
     try:
-        serve(args.module, args.staging, args.requests, args.replies)
+        serve(args.module, args.requests, args.replies)
     finally:
         os._exit(0)  # skip atexit handlers and threads the student's code may have left behind
 

@@ -257,6 +257,7 @@ def hidden_output_allowed(r: CheckResult) -> bool:
     """A hidden check may show its property, the type of what the student's code raised, or one of the grader's
     fixed sentences about the worker, and nothing drawn from its inputs or expected values."""
     patterns = (
+        "passed",
         re.escape(f"failed: {r.description}") + r"( \([^\n]{0,300}\))?",
         r"your code raised [A-Za-z_][A-Za-z0-9_.]{0,79}",
         r"timed out after \d+ s",
@@ -267,6 +268,8 @@ def hidden_output_allowed(r: CheckResult) -> bool:
         r"the worker is not running",
         r"sent an unreadable reply \(\w+\)",
         r"sent a malformed reply",
+        r"the worker sent a malformed start-up message",
+        r"the worker's processes used [\d.]+ GiB of memory together \(the limit is [\d.]+ GiB\)",
         r"the worker did not start( in time| \([^\n]*\))",
         re.escape(f"{r.part}.py") + r" (could not be imported: [\s\S]*|is missing from the submission|is a "
                                     r"symbolic link; submit the file itself|is not a regular file|"

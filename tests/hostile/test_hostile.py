@@ -36,7 +36,7 @@ import torch
 from autograder import rubric as rubric_mod
 from autograder.context import GradingContext, hidden_seed
 from autograder.results import gradescope_results, write_json_atomic
-from autograder.sandbox import client, protocol
+from autograder.sandbox import client, confine, protocol
 from autograder.sandbox.client import Limits
 from autograder.sandbox.isolation import detect
 from tests.hostile import harness
@@ -259,8 +259,9 @@ def test_F10_memory_blowup_and_oversized_result(f10):
     assert f10.full_marks("decoding"), f10.describe()
 
 
-@pytest.mark.xfail(strict=True, reason="hole: only the size of each file is limited (RLIMIT_FSIZE); a worker can "
-                   "fill /dev/shm (memory) and its TMPDIR with any number of such files until the part ends")
+@pytest.mark.xfail(not detect().private_tmp, strict=True, reason="no mount namespace here (no CAP_SYS_ADMIN, or not "
+                   "root), so no private tmpfs for the worker's /dev/shm: files are capped one by one and counted by "
+                   "the memory watchdog (docs/security.md, F10)")
 def test_F10_files_in_shared_memory_are_capped(f10):
     shm_bytes = f10.probe(CLIPPED)["shm_bytes"]
     assert shm_bytes <= 4 * Limits().file_bytes, f"the worker wrote {shm_bytes >> 20} MiB to /dev/shm"
@@ -448,14 +449,21 @@ def test_A7_introspection_finds_nothing_of_the_grader(tmp_path):
     assert found["modules"] == ["solutions"], found      # the empty in-memory package: no reference for Part 3
 
 
-@pytest.mark.xfail(strict=True, reason="hole: a part's worker holds the references of earlier parts (Part 4: "
-                   "solutions.decoding and solutions.show_and_tell) as modules and as source text (the worker's "
-                   "setup message stays referenced), which student code can read and return in public feedback")
-def test_A7_introspection_in_a_later_part_finds_no_reference_source(tmp_path):
-    graded = run_grade(build("A7_introspection_attention", tmp_path / "sub"), ("attention",))
-    assert_contained(graded, within=BOUND)
-    found = graded.probe(PARITY)
-    assert found["solution_text"] == {} and found["modules"] == [], found
+@pytest.fixture(scope="module")
+def a7_later_part(tmp_path_factory):
+    return run_grade(build("A7_introspection_attention", tmp_path_factory.mktemp("A7") / "sub"), ("attention",))
+
+
+def test_A7_introspection_in_a_later_part_finds_no_reference_source(a7_later_part):
+    assert_contained(a7_later_part, within=BOUND)
+    assert a7_later_part.probe(PARITY)["solution_text"] == {}, a7_later_part.probe(PARITY)
+
+
+@pytest.mark.xfail(strict=True, reason="open: a part's worker holds the references of earlier parts its recipes "
+                   "train and decode with (Part 4: solutions.decoding and solutions.show_and_tell) as compiled "
+                   "modules, which student code can disassemble (docs/security.md, A7)")
+def test_A7_a_later_part_holds_no_reference_module(a7_later_part):
+    assert a7_later_part.probe(PARITY)["modules"] == [], a7_later_part.probe(PARITY)
 
 
 def test_A8_lying_objects_are_graded_by_their_values(tmp_path):
@@ -525,11 +533,12 @@ def test_A11_the_worker_sees_no_grader_secrets(tmp_path, monkeypatch):
 
 
 def test_A13_no_network(tmp_path):
-    network_namespace("A13 (network access)")
+    if not confine.available():
+        network_namespace("A13 (network access) without a seccomp filter")
     graded = run_grade(build("A13_network", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND)
     found = graded.probe(FIRST)
-    assert found["interfaces"] == ["lo"], found
+    assert found["interfaces"] in (["lo"], "PermissionError"), found
     assert found["tcp"] != "ok" and found["udp"] != "ok" and found["dns"] != "ok", found
 
 
@@ -563,11 +572,9 @@ A22_REFUSED = "your code raised ForbiddenOpError: F.scaled_dot_product_attention
                  "check compares against", id="A22_banned_op_alias"),
     pytest.param("A22_banned_op_in_a_container", A22_REFUSED, id="A22_banned_op_in_a_container"),
     pytest.param("A22_banned_op_through_torch_ops", A22_REFUSED, id="A22_banned_op_through_torch_ops"),
-    pytest.param("A22_banned_op_with_torch_functions_disabled", None, id="A22_banned_op_with_torch_functions_disabled",
-                 marks=pytest.mark.xfail(strict=True, reason="hole: torch._C.DisableTorchFunction() switches off the "
-                                         "ban's function mode, and the op kept in a container at import is not found "
-                                         "by the scan of the module (a dispatch-level ban would see only the op's "
-                                         "kernels, which differ per op and per device)")),
+    pytest.param("A22_banned_op_with_torch_functions_disabled", "your code raised ForbiddenOpError: your module's "
+                 "source uses F.scaled_dot_product_attention or the grader's ban of it",
+                 id="A22_banned_op_with_torch_functions_disabled"),
 ])
 def test_A22_the_banned_reference_op_earns_no_parity_points(row, message, tmp_path):
     graded = run_grade(build(row, tmp_path / "sub"), ("attention",))
@@ -640,10 +647,6 @@ def test_A21_a_symlinked_module_is_refused(tmp_path):
     assert graded.report.score == 0
 
 
-@pytest.mark.xfail(strict=True, reason="hole: staged modules are world-readable (part scratch 0711, staging 0755, "
-                   "module 0644) and every grading folder is listed in /tmp and named in its workers' "
-                   "/proc/<pid>/cmdline, so a worker reads any submission graded at the same time (a TA's batch "
-                   "with --jobs, or CI grading solutions/)")
 def test_A18_another_submission_graded_alongside_is_unreadable(tmp_path, tmp_public):
     victim = tmp_path / "victim"
     victim.mkdir()

@@ -1,0 +1,72 @@
+"""What the worker does to itself before it imports student code, beyond resource limits: no_new_privs (no
+setuid program gains anything, a seccomp filter may be installed unprivileged) and a seccomp filter refusing the
+system calls a student's code has no use for: Internet and raw sockets, ptrace and process memory access, new
+namespaces (a user namespace would make it root inside one), mounts and kernel keyrings.
+
+Unprivileged and inherited by every child, so it holds where namespaces are refused (a Docker container without
+CAP_SYS_ADMIN, as on Gradescope) and for a grader run without root. The filter needs libseccomp and its ctypes
+binding pyseccomp (Linux); without them the worker says so on its first line of output and runs without it.
+"""
+from __future__ import annotations
+
+import ctypes
+import errno
+import socket
+
+PR_SET_NO_NEW_PRIVS = 38
+# Namespace flags of clone(2) and unshare(2).
+NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000, 0x00000080)
+REFUSED = ("ptrace", "process_vm_readv", "process_vm_writev", "unshare", "setns", "mount", "umount2",
+           "pivot_root", "chroot", "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
+           "kexec_load", "init_module", "finit_module", "delete_module", "open_by_handle_at", "fsopen", "fsmount",
+           "move_mount", "open_tree", "mount_setattr", "fanotify_init", "io_uring_setup")
+
+
+def available() -> bool:
+    """Whether this machine can install the filter (Linux, libseccomp and pyseccomp present)."""
+    try:
+        import pyseccomp  # noqa: F401
+        return True
+    except (ImportError, OSError):
+        return False
+
+
+def no_new_privs() -> bool:
+    """Set no_new_privs on this process and its future children; True when it is set."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def seccomp_filter() -> str:
+    """Install the filter; return "" on success, else why not (one line)."""
+    try:
+        import pyseccomp as seccomp
+    except (ImportError, OSError) as exc:  # not Linux, or libseccomp missing
+        return f"no seccomp filter ({type(exc).__name__}: {exc})"
+    try:
+        refuse = seccomp.ERRNO(errno.EPERM)
+        rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+        rules.add_rule(refuse, "socket", seccomp.Arg(0, seccomp.NE, socket.AF_UNIX))
+        for name in REFUSED:
+            try:
+                rules.add_rule(refuse, name)
+            except (RuntimeError, ValueError, OSError):  # a call this kernel or libseccomp does not know
+                continue
+        for flag in NAMESPACE_FLAGS:
+            rules.add_rule(refuse, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
+        # clone3 passes its flags in memory, which a filter cannot read: "not implemented" makes the C library
+        # fall back to clone, whose flags the rules above see.
+        rules.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+        rules.load()
+    except Exception as exc:  # noqa: BLE001 (the worker reports it and goes on with the other limits)
+        return f"no seccomp filter ({type(exc).__name__}: {exc})"
+    return ""
+
+
+def confine() -> str:
+    """no_new_privs, then the seccomp filter. Returns "" when both hold, else a line saying what does not."""
+    problems = [] if no_new_privs() else ["no_new_privs could not be set"]
+    problem = seccomp_filter()
+    return "; ".join(problems + ([problem] if problem else []))

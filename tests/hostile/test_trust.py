@@ -1,0 +1,251 @@
+"""Hostile submissions against the grader's trust in its worker and its own secrets (docs/security.md, rows
+A26-A34 and the hidden data rows of A10): forged and malformed messages, a worker that stops reading, hidden
+inputs kept for a later public check, rules the student's module can switch off, the BLEU oracles, a TA's batch,
+values that size the grader's allocations, the worker's privileges, and what the hidden test split follows from.
+
+Each test grades with the real grader (harness.run_grade) and asserts the row's outcome and, where it grades, what
+every row keeps (harness.assert_contained).
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+import stat
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from autograder import batch
+from autograder.context import GradingContext, hidden_seed
+from autograder.sandbox.isolation import detect
+from shared.scenes import make_scenes
+from tests.hostile import harness
+from tests.hostile.harness import ROOT, assert_contained, build, run_grade
+from tests.hostile.test_hostile import (BOUND, CALL_TIMEOUT, FIRST, PARITY, UNCHANGED, public_and, public_tmp,
+                                        user_switch)
+
+GRADER_ERROR = "the grader could not run this check (an error on the grader's side; tell the course staff)"
+HIDDEN_BLEU_INPUT = "a red circle above a red square"      # a hidden bleu check's hypothesis (A24, A29)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def adopt_orphans():
+    harness.set_subreaper(True)
+    yield
+    harness.set_subreaper(False)
+    harness.reap_orphans()
+
+
+@pytest.fixture
+def short_calls(monkeypatch):
+    """Per-call limit of CALL_TIMEOUT seconds for the bleu checks and a check limit of 8 s for every check."""
+    monkeypatch.setattr(importlib.import_module("autograder.checks.bleu"), "CALL_TIMEOUT", CALL_TIMEOUT)
+    checks = importlib.import_module("autograder.checks")
+    checks.all_checks()
+    for part, part_checks in checks._REGISTRY.items():
+        shortened = [c if c.training else dataclasses.replace(c, timeout=8.0) for c in part_checks]
+        monkeypatch.setitem(checks._REGISTRY, part, shortened)
+
+
+# -- A26: forged and malformed messages -------------------------------------------------------------------------
+
+def test_A26_a_forged_start_up_message_costs_only_its_part(tmp_path):
+    graded = run_grade(build("A26_forged_start_up", tmp_path / "sub", also=("decoding",)), ("bleu", "decoding"))
+    assert_contained(graded, within=2 * BOUND)
+    assert graded.total("bleu")[0] == 0
+    assert graded.full_marks("decoding"), graded.describe()
+    for r in graded.results("bleu"):
+        assert r.output.startswith("the worker sent a malformed start-up message"), r.output
+
+
+def test_A26_a_malformed_reply_is_the_student_s_failure(tmp_path):
+    graded = run_grade(build("A26_malformed_reply", tmp_path / "sub"), ("bleu",))
+    assert_contained(graded, within=BOUND)
+    first = graded.result(FIRST)
+    assert not first.passed and first.output == "sent a malformed reply", first.output
+
+
+# -- A27: a worker that stops reading ---------------------------------------------------------------------------
+
+def test_A27_writes_to_a_worker_that_stops_reading_have_a_deadline(tmp_path, short_calls):
+    graded = run_grade(build("A27_request_pipe_shrunk", tmp_path / "sub"), ("attention",))
+    # The worker sleeps 40 s once its request pipe is full; the check's limit is 8 s.
+    assert graded.seconds < 35, f"grading took {graded.seconds:.1f} s: the grader waited on a full pipe"
+    assert_contained(graded, within=BOUND)
+
+
+# -- A28: hidden inputs kept for a later public check -----------------------------------------------------------
+
+def test_A28_public_feedback_does_not_depend_on_the_hidden_checks(tmp_path):
+    folder = build("A28_hidden_inputs_kept_for_public", tmp_path / "sub")
+    everything = run_grade(folder, ("decoding",), public_only=False)
+    public = run_grade(folder, ("decoding",), public_only=True)
+    assert_contained(everything, within=2 * BOUND)
+    probe = "sampling_follows_the_tempered_distribution"
+    seen, seen_by_public = everything.probe(probe)["seen"], public.probe(probe)["seen"]
+    assert seen == seen_by_public, f"a public check saw {seen - seen_by_public} toy models of hidden checks"
+    assert {r.name: r.output for r in everything.results() if r.visibility == "public"} == \
+           {r.name: r.output for r in public.results()}
+
+
+# -- A29: rules enforced inside the worker ----------------------------------------------------------------------
+
+def test_A29_emptying_the_ban_tables_earns_no_parity_points(tmp_path):
+    graded = run_grade(build("A29_ban_tables_emptied", tmp_path / "sub"), ("attention",))
+    assert_contained(graded, within=BOUND)
+    parity = graded.result(PARITY)
+    assert not parity.passed, f"parity passed with the reference op itself: {parity.output}"
+
+
+def test_A29_a_replaced_error_reducer_shows_no_hidden_inputs(tmp_path):
+    with public_and(UNCHANGED):
+        graded = run_grade(build("A29_error_kind_reducer_replaced", tmp_path / "sub"), ("bleu",), public_only=False)
+    assert_contained(graded, within=BOUND)
+    for r in graded.results():
+        assert "LEAK<<" not in r.output and HIDDEN_BLEU_INPUT not in r.output, r.output
+
+
+# -- A30: the oracles ------------------------------------------------------------------------------------------
+
+def test_A30_the_bleu_oracles_cannot_be_imported_by_the_worker(tmp_path):
+    user_switch("A30 (packages readable by the grader only)")
+    graded = run_grade(build("A30_oracle_imports", tmp_path / "sub"), ("bleu",))
+    assert_contained(graded, within=BOUND)
+    found = graded.probe(FIRST)
+    assert set(found) == {"nltk.translate.bleu_score", "pycocoevalcap.bleu.bleu"}, found
+    assert "imported" not in found.values(), found
+    from nltk.translate.bleu_score import corpus_bleu  # noqa: F401  (the grader still has them)
+    from pycocoevalcap.bleu.bleu import Bleu  # noqa: F401
+
+
+# -- A31: a TA's batch ------------------------------------------------------------------------------------------
+
+def test_A31_a_batch_keeps_submissions_and_outputs_from_each_other(tmp_path):
+    user_switch("A31 (reading another user's files)")
+    with public_tmp("captionkit-hostile-A31-") as tmp:
+        submissions, out = tmp / "submissions", tmp / "out"
+        submissions.mkdir(mode=0o755)
+        out.mkdir(mode=0o755)
+        (submissions / "alice").mkdir()
+        for part in ("bleu", "decoding"):
+            (submissions / "alice" / f"{part}.py").write_text((ROOT / "solutions" / f"{part}.py").read_text())
+        build("A31_batch_neighbours", submissions / "zed", SUBMISSIONS=submissions, OUT=out)
+        for path in [submissions, *submissions.rglob("*")]:
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)       # as a TA's unpacked download usually is
+        rows = batch.run(submissions, out, jobs=1)
+        assert [r["status"] for r in rows] == ["graded", "graded"], rows
+        zed = json.loads((out / "zed" / "results.json").read_text())
+        output = next(t["output"] for t in zed["tests"] if "PROBE" in t["output"])
+        found, _ = json.JSONDecoder().raw_decode(output, output.index("PROBE") + len("PROBE"))
+        assert found["submission"] == found["results"] == "PermissionError", found
+        for path in [out / "alice" / "results.json", out / "grades.csv"]:
+            assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, f"{path.name} is readable by others"
+
+
+# -- A32: values that size the grader's allocations -------------------------------------------------------------
+
+def test_A32_a_huge_token_id_is_the_student_s_failure(tmp_path):
+    graded = run_grade(build("A32_huge_token_ids", tmp_path / "sub"), ("decoding",))
+    assert_contained(graded, within=BOUND)
+    r = graded.result("sampling_follows_the_tempered_distribution")
+    assert not r.passed and r.output != GRADER_ERROR and "40000000" in r.output, r.output
+
+
+# -- A33: the worker's privileges -------------------------------------------------------------------------------
+
+def test_A33_the_worker_has_no_privileges_and_cannot_make_namespaces_or_sockets(tmp_path):
+    graded = run_grade(build("A33_privileges", tmp_path / "sub"), ("bleu",))
+    assert_contained(graded, within=BOUND)
+    found = graded.probe(FIRST)
+    status = found["status"]
+    assert status["NoNewPrivs"] == "1", found
+    assert status["Seccomp"] == "2", found
+    assert int(status["CapEff"], 16) == int(status["CapPrm"], 16) == int(status["CapAmb"], 16) == 0, found
+    assert int(status["CapBnd"], 16) == 0, found
+    assert found["user_namespace"] != "allowed" and found["ptrace"] != "allowed", found
+    assert found["socket"] != "allowed", found
+
+
+# -- A10 (hidden data): caches and the test split --------------------------------------------------------------
+
+def _tiny_data(monkeypatch, cache: Path) -> None:
+    """The hidden data's shape without pretraining an encoder (the captions are drawn for real)."""
+    encoder = importlib.import_module("shared.encoder")
+    monkeypatch.setenv("CAPTIONKIT_CACHE", str(cache))
+    monkeypatch.setattr(encoder, "pretrain_encoder", lambda s, n: (None, SimpleNamespace(cpu_seconds=0.0)))
+    monkeypatch.setattr(encoder, "encode_scenes", lambda net, images: (torch.zeros(len(images), 1, 1),
+                                                                       torch.zeros(len(images), 7)))
+
+
+def test_A10_the_hidden_test_split_does_not_follow_from_the_training_seed(tmp_path, monkeypatch):
+    _tiny_data(monkeypatch, tmp_path / "cache")
+    ctx = GradingContext(scratch=tmp_path / "grader")
+    seed = hidden_seed()
+    assert ctx.data.train.scenes.targets[:50] == make_scenes(50, seed, keep_images=False).targets
+    for guess in (seed + 1, seed - 1, seed, 0, 1):
+        assert ctx.data.test.scenes.targets[:50] != make_scenes(50, guess, keep_images=False).targets, guess
+
+
+def test_A10_the_hidden_cache_is_unreadable_and_unlistable(tmp_path, monkeypatch):
+    user_switch("A10 (root-only cache)")
+    with public_tmp("captionkit-hostile-cache-") as tmp:
+        cache = tmp / "cache"
+        _tiny_data(monkeypatch, cache)
+        ctx = GradingContext(scratch=tmp_path / "grader")
+        path = ctx.data.cache_file
+        assert path is not None and path.exists()
+        for folder in (path.parent, ):
+            assert stat.S_IMODE(folder.stat().st_mode) & 0o077 == 0, oct(folder.stat().st_mode)
+        assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, oct(path.stat().st_mode)
+
+
+# -- A34: staging and links ------------------------------------------------------------------------------------
+
+def test_A34_staging_never_follows_a_link(tmp_path, monkeypatch):
+    """A link put in the module's place right after the stager looks at it (the race of check-then-open) is never
+    followed: whatever the stager checks, a swap just after that check cannot make it copy another file."""
+    from autograder.sandbox import staging
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("ROOT-ONLY SECRET\n")
+    submission = tmp_path / "sub"
+    submission.mkdir()
+    module = submission / "bleu.py"
+    module.write_text("x = 1\n")
+    real_lstat, real_stat = os.lstat, os.stat
+
+    def swap_after(check):
+        def checked(path, *args, **kwargs):
+            result = check(path, *args, **kwargs)
+            if Path(path) == module and not stat.S_ISLNK(real_lstat(module).st_mode):
+                module.unlink()
+                module.symlink_to(secret)            # the swap, just after the check
+            return result
+        return checked
+    monkeypatch.setattr(os, "lstat", swap_after(real_lstat))
+    monkeypatch.setattr(os, "stat", swap_after(real_stat))
+    try:
+        staged = staging.stage("bleu", submission, tmp_path / "staging") / "bleu.py"
+        copied = staged.read_text()
+    except staging.StagingError as exc:
+        copied = str(exc)
+    assert "SECRET" not in copied, "staging followed a link put in place after its check"
+
+
+# -- A35: the memory of the worker's processes together ---------------------------------------------------------
+
+def test_A35_the_worker_s_processes_together_are_held_to_a_memory_limit(tmp_path, monkeypatch):
+    from autograder.sandbox import client
+
+    monkeypatch.setattr(client, "TREE_MEMORY_BYTES", 700 * 2 ** 20)
+    monkeypatch.setattr(importlib.import_module("autograder.checks.bleu"), "CALL_TIMEOUT", 25.0)
+    graded = run_grade(build("A35_memory_of_many_processes", tmp_path / "sub"), ("bleu",))
+    assert_contained(graded, within=BOUND)
+    first = graded.result(FIRST)
+    assert first.output.startswith("the worker's processes used ") and "the limit is 0.7 GiB" in first.output, \
+        first.output
+    assert first.seconds < 20, f"killed after {first.seconds:.1f} s"
