@@ -140,6 +140,18 @@ _KIT = None
 _ONE_GRADE = threading.Lock()
 
 
+# Wall-clock seconds one submission may take in all, on top of each part's own limit ($CAPTIONKIT_SUBMISSION_TIME_LIMIT;
+# multiplied by CAPTIONKIT_TIME_SCALE like every limit).
+SUBMISSION_TIME_LIMIT = float(os.environ.get("CAPTIONKIT_SUBMISSION_TIME_LIMIT", "3600"))
+
+
+def owner_only(path: Path) -> Path:
+    """`path` readable by its owner alone: a batch's outputs are the staff's (a worker must not read a classmate's
+    results or report)."""
+    os.chmod(path, 0o700 if path.is_dir() else 0o600)
+    return path
+
+
 def grade_job(job: Job, progress=None) -> dict:
     """Grade one submission (the task every kind of worker runs): {"results": the results.json document,
     "report": the feedback report's HTML or None}. Raises KitMismatch on a worker whose kit differs.
@@ -154,7 +166,8 @@ def grade_job(job: Job, progress=None) -> dict:
             raise KitMismatch("this worker's kit (code, hidden seed or torch version) differs from the "
                               "coordinator's; install the same kit and hidden seed on every worker (docs/batch.md)")
         with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:   # mode 0700: root's alone
-            graded = grade(materialise(job.files, Path(tmp) / "submission"), parts=job.parts, progress=progress)
+            graded = grade(materialise(job.files, Path(tmp) / "submission"), parts=job.parts, progress=progress,
+                           time_limit=SUBMISSION_TIME_LIMIT)
     report = None
     if job.report:
         from autograder.report.html import render_report
@@ -241,10 +254,12 @@ def _store(out: Path, submission: Submission, outcome: dict, merge: tuple[str, .
         document = merge_results(old, document, merge)
         # The report drew every part from one run; it no longer matches (`batch --reports` grades it afresh).
         (folder / "report.html").unlink(missing_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    owner_only(folder)
     if outcome.get("report") is not None:
-        folder.mkdir(parents=True, exist_ok=True)
         (folder / "report.html").write_text(outcome["report"], encoding="utf-8")
-    write_json_atomic(document, folder / "results.json")
+        owner_only(folder / "report.html")
+    write_json_atomic(document, folder / "results.json")   # mkstemp: 0600
 
 
 def _unreadable(out: Path, submission: Submission, reason: str) -> None:
@@ -284,6 +299,10 @@ def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, r
                          "--force (which regrades whole submissions) and --reports (a report draws every part from "
                          "one run: use --reports --force)")
     out.mkdir(parents=True, exist_ok=True)
+    # The class's submissions and their results are the staff's alone: no worker may reach a classmate's.
+    for folder in (Path(submissions_root), out):
+        if folder.is_dir() and folder.stat().st_uid == os.geteuid():
+            owner_only(folder)
     submissions = discover(submissions_root)
     # With `parts`: the parts to regrade and merge, per submission graded before (the others are graded in full).
     merge = {s.id: tuple(parts) for s in submissions if parts and _graded_tests(out, s)}
@@ -328,4 +347,7 @@ def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, r
     write_histograms(rows, out / "histograms.png")
     from autograder.report import write_summary
     write_summary(rows, out)
+    for path in out.iterdir():
+        if path.is_file():
+            owner_only(path)
     return rows

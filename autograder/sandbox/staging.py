@@ -31,13 +31,16 @@ def stage(module: str, submission: Path, staging: Path) -> Path:
         if os.path.islink(source):  # ELOOP: the name is a symbolic link
             raise StagingError(f"{module}.py is a symbolic link; submit the file itself") from None
         raise StagingError(f"{module}.py could not be opened ({exc.strerror})") from None
-    with os.fdopen(fd, "rb") as src:
-        info = os.fstat(src.fileno())
+    try:
+        info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise StagingError(f"{module}.py is not a regular file")
         if info.st_size > MAX_MODULE_BYTES:
             raise StagingError(f"{module}.py is {info.st_size} bytes; the limit is {MAX_MODULE_BYTES}")
-        data = src.read(MAX_MODULE_BYTES + 1)
+        with os.fdopen(os.dup(fd), "rb") as src:
+            data = src.read(MAX_MODULE_BYTES + 1)
+    finally:
+        os.close(fd)
     if len(data) > MAX_MODULE_BYTES:
         raise StagingError(f"{module}.py is over {MAX_MODULE_BYTES} bytes")
     if staging.exists():
