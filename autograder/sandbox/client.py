@@ -313,7 +313,9 @@ MEMORY_TEMP_DIRS = ("/dev/shm",)   # temporary folders whose files take memory, 
 
 
 def _proportional_bytes(pid: int) -> int:
-    """The process's proportional set size (shared pages divided among their users), or its RSS."""
+    """The process's proportional set size (shared pages divided among their users); where that is unreadable
+    (another user's process needs CAP_SYS_PTRACE, which Docker's default set lacks), its resident memory less
+    its shared file pages, which counts a forked child's copy-on-write pages once per process (an over-count)."""
     try:
         with open(f"/proc/{pid}/smaps_rollup") as f:
             for line in f:
@@ -323,7 +325,8 @@ def _proportional_bytes(pid: int) -> int:
         pass
     try:
         with open(f"/proc/{pid}/statm") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+            fields = f.read().split()
+            return (int(fields[1]) - int(fields[2])) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return 0
 

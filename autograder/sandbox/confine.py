@@ -1,7 +1,7 @@
 """What the worker does to itself before it imports student code, beyond resource limits: no_new_privs (no
 setuid program gains anything, a seccomp filter may be installed unprivileged) and a seccomp filter refusing the
 system calls a student's code has no use for: Internet and raw sockets, ptrace and process memory access, new
-namespaces (a user namespace would make it root inside one), mounts and kernel keyrings.
+namespaces (a user namespace would make it root inside one), mounts, kernel keyrings and System V IPC objects.
 
 Unprivileged and inherited by every child, so it holds where namespaces are refused (a Docker container without
 CAP_SYS_ADMIN, as on Gradescope) and for a grader run without root. The filter needs libseccomp and its ctypes
@@ -19,7 +19,10 @@ NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0
 REFUSED = ("ptrace", "process_vm_readv", "process_vm_writev", "unshare", "setns", "mount", "umount2",
            "pivot_root", "chroot", "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
            "kexec_load", "init_module", "finit_module", "delete_module", "open_by_handle_at", "fsopen", "fsmount",
-           "move_mount", "open_tree", "mount_setattr", "fanotify_init", "io_uring_setup")
+           "move_mount", "open_tree", "mount_setattr", "fanotify_init", "io_uring_setup",
+           # System V IPC objects outlive their process and, without an IPC namespace, the part (only their owner
+           # or CAP_SYS_ADMIN may remove them): none may be made. POSIX shared memory (files in /dev/shm) is swept.
+           "shmget", "msgget", "semget")
 
 
 def available() -> bool:

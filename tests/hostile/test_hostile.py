@@ -721,7 +721,8 @@ def test_A18_damage_is_refused_and_temp_files_swept(a18):
 def test_A18_nothing_is_left_for_the_next_submission(a18):
     graded, _, uid = a18
     found = graded.probe(FIRST)
-    assert found["shm"] >= 0 and found["msg"] >= 0 and found["/run/lock"] == "ok"      # all three were made
+    # Made, or refused by the worker's seccomp filter (System V IPC creation), and the lock file made.
+    assert found["/run/lock"] == "ok", found
     left = {"ipc": _ipc_objects(uid), "/run/lock": (Path("/run/lock") / LEFTOVER).exists()}
     assert left == {"ipc": {"shm": [], "msg": []}, "/run/lock": False}, left
 
@@ -744,5 +745,9 @@ def test_A17_fork_bomb_hits_the_process_limit(tmp_path):
     user_switch("A17 (RLIMIT_NPROC, which Linux does not enforce for root)")
     graded = run_grade(build("A17_fork_bomb", tmp_path / "sub", also=("decoding",)), ("bleu", "decoding"))
     assert_contained(graded, within=2 * BOUND)
-    assert 0 < graded.probe(FIRST)["forked"] < Limits().processes
+    first = graded.result(FIRST).output
+    # Stopped by the process limit, or, where the grader cannot read the processes' proportional set sizes
+    # (Docker's default capabilities: no CAP_SYS_PTRACE), by the memory watchdog counting their resident pages.
+    if not first.startswith("the worker's processes used "):
+        assert 0 < graded.probe(FIRST)["forked"] < Limits().processes
     assert graded.total("bleu") == (4, 5) and graded.full_marks("decoding"), graded.describe()
