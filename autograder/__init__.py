@@ -1,2 +1,3 @@
-"""The grading engine: checks per part (checks/), the code that runs beside student code (recipes/),
-the worker sandbox (sandbox/), the rubric (rubric.json) and the scores (results.py)."""
+"""The captionkit grader, in three zones (docs/grader.md): worker/ runs beside student code, public/ is what a
+student may hold (the public checks and what runs them), grader/ is everything else (hidden checks, hidden data,
+the engine and the front doors). `python -m autograder` is the command line (grader/cli.py)."""

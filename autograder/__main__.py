@@ -48,30 +48,30 @@ def main(argv: list[str] | None = None) -> int:
     z = sub.add_parser("gradescope-zip", help="build the Gradescope autograder zip")
     z.add_argument("--out", type=Path, default=Path("autograder.zip"))
     seed = z.add_mutually_exclusive_group()
-    seed.add_argument("--seed", type=int, help="hidden data seed to put in the zip (default: autograder/hidden)")
+    seed.add_argument("--seed", type=int, help="hidden data seed to put in the zip (default: autograder/grader/hidden)")
     seed.add_argument("--new-seed", action="store_true", help="draw a fresh hidden data seed for this zip")
     r = sub.add_parser("gradescope-run", help="inside Gradescope's container: grade ROOT/submission")
     r.add_argument("--root", type=Path, default=Path("/autograder"))
     sub.add_parser("reference-curves", help="train each reference on the public data and rewrite the training "
-                   "curves feedback reports draw (autograder/report/reference_curves.json)")
+                   "curves feedback reports draw (autograder/grader/report/reference_curves.json)")
     args = parser.parse_args(argv)
 
     if args.command == "reference-curves":
-        from autograder.report import reference
+        from autograder.grader.report import reference
         print(f"wrote {reference.write()}")
         return 0
 
     if args.command == "gradescope-zip":
-        from autograder import gradescope
+        from autograder.grader import gradescope
         path = gradescope.build_zip(args.out, gradescope.new_seed() if args.new_seed else args.seed)
         print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
         return 0
     if args.command == "gradescope-run":
-        from autograder import gradescope
+        from autograder.grader import gradescope
         return gradescope.run(args.root)
     if args.command == "batch":
-        from autograder import batch
-        from autograder.intake import IntakeError
+        from autograder.grader import batch
+        from autograder.grader.intake import IntakeError
         if args.jobs < 1:
             parser.error(f"--jobs: expected a whole number >= 1, got {args.jobs}")
         try:
@@ -86,10 +86,10 @@ def main(argv: list[str] | None = None) -> int:
 
     import tempfile
 
-    from autograder import sample
-    from autograder.engine import grade
-    from autograder.progress import for_terminal
-    from autograder.results import gradescope_results, table, write_json_atomic
+    from autograder.grader import sample
+    from autograder.grader.engine import grade
+    from autograder.public.progress import for_terminal
+    from autograder.grader.results import gradescope_results, table, write_json_atomic
 
     with tempfile.TemporaryDirectory(prefix="captionkit-sample-") as tmp:
         if args.command == "demo":
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         write_json_atomic(gradescope_results(report), args.json)
         print(f"wrote {args.json}")
     if getattr(args, "report", None):
-        from autograder.report import write_report
+        from autograder.grader.report import write_report
         name = "the sample submission" if args.command == "demo" else args.submission.resolve().name
         path = write_report(report, args.report, submission=name)
         print(f"wrote {path} ({path.stat().st_size // 1024} KB)")

@@ -2,7 +2,7 @@
 
     python benchmarks/batch_benchmark.py [--submissions 4] [--jobs 1 2] [--part MODULE ...] [--local-cluster]
 
-The class alternates the reference solutions and the bundled sample submission (autograder/sample.py), each
+The class alternates the reference solutions and the bundled sample submission (autograder/grader/sample.py), each
 holding the modules of --part (default: all seven). Every configuration grades the same class into a fresh
 folder, measured as a whole process tree by grade_benchmark.measure (CPU seconds of the command and all its
 descendants, wall seconds, peak PSS). --local-cluster adds `--jobs N` on a dask.distributed LocalCluster of N
@@ -24,14 +24,14 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 from grade_benchmark import measure  # noqa: E402
 
-from autograder import sample  # noqa: E402
+from autograder.grader import sample  # noqa: E402
 from shared.parts import MODULES  # noqa: E402
 
 LOCAL_CLUSTER = """
 import sys
 from pathlib import Path
 from distributed import LocalCluster
-from autograder import batch
+from autograder.grader import batch
 with LocalCluster(n_workers=int(sys.argv[3]), threads_per_worker=1, processes=True, dashboard_address=None) as c:
     batch.run(Path(sys.argv[1]), Path(sys.argv[2]), scheduler=c.scheduler_address)
 """

@@ -109,9 +109,9 @@ SPIN = "while True: pass"
 GRADE_WITH_BREAKDOWN = """
 import sys, time
 from pathlib import Path
-from autograder.engine import grade
-from autograder.progress import Progress
-from autograder.results import table
+from autograder.grader.engine import grade
+from autograder.public.progress import Progress
+from autograder.grader.results import table
 
 
 class Clock(Progress):

@@ -20,10 +20,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from grade_benchmark import measure  # noqa: E402
 
-from autograder.fixtures import toy_table  # noqa: E402
-from autograder.sandbox.client import Worker  # noqa: E402
-from autograder.sandbox.inprocess import InProcessWorker  # noqa: E402
-from autograder.sandbox.isolation import build_runtime, detect  # noqa: E402
+from inprocess_worker import InProcessWorker  # noqa: E402
+
+from autograder.grader.isolation import build_runtime, detect  # noqa: E402
+from autograder.public.client import Worker  # noqa: E402
+from autograder.worker.toys import toy_table  # noqa: E402
 
 
 def call_times(worker, calls: int) -> list[float]:
@@ -61,8 +62,9 @@ def main() -> int:
     print(f"  worker start-up (a fresh sandboxed worker, imports torch): {start_up:.2f} s")
 
     parts = [a for p in (args.part or []) for a in ("--part", p)]
-    base = [sys.executable, "-m", "autograder", "grade", str(ROOT / "solutions"), *parts]
-    rows = {"sandboxed": measure(base), "in-process": measure(base + ["--in-process"])}
+    sandboxed_grade = [sys.executable, "-m", "autograder", "grade", str(ROOT / "solutions"), *parts]
+    in_process_grade = [sys.executable, str(ROOT / "benchmarks" / "inprocess_worker.py"), str(ROOT / "solutions"), *parts]
+    rows = {"sandboxed": measure(sandboxed_grade), "in-process": measure(in_process_grade)}
     print(f"\n{'full grade of the reference':28s} {'CPU s':>8s} {'wall s':>8s} {'peak PSS MB':>12s} {'peak RSS MB':>12s}")
     for name, r in rows.items():
         print(f"{name:28s} {r['cpu_seconds']:8.1f} {r['wall_seconds']:8.1f} {r['peak_tree_pss_mb']:12.0f} "

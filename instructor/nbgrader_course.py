@@ -5,7 +5,7 @@
     DIR/source/<assignment>/<assignment>.ipynb   one locked grade cell per part
 
 Students answer in the seven modules, not in the notebook: each grade cell calls the kit's grader
-(`autograder.notebook.grade_part`) on the student's module next to it and shows the points earned,
+(`autograder.grader.notebook.grade_part`) on the student's module next to it and shows the points earned,
 which nbgrader takes as the cell's partial credit. nbgrader copies `.py` files of source/ verbatim into
 the release, so only the generated stubs go there, never solutions/. How to run the course:
 docs/nbgrader.md.
@@ -20,7 +20,7 @@ import nbformat
 from nbgrader import utils as nbgrader_utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from autograder import rubric as rubric_mod
+from autograder.grader import rubric as rubric_mod
 from instructor.stubs import generate_stubs, lint_stub, stub_diff
 from shared.parts import BY_MODULE, MODULES, PARTS
 
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 COURSE_ID = "captionkit"
 # Written at the top of the generated config: write_course only ever replaces a config that has it.
 CONFIG_HEADER = "# nbgrader configuration of a captionkit course, written by `python -m instructor nbgrader-course`."
-# Parts whose checks train the student's model on the hidden data (autograder/checks/<part>.py uses ctx.budget).
+# Parts whose checks train the student's model on the hidden data (autograder/grader/checks/<part>.py uses ctx.budget).
 TRAINING_PARTS = ("show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")
 # Any stderr output of a cell is removed before scoring (IgnorePattern): a grade cell's score is the
 # number it shows, and nbgrader would give 0 to a cell with a library warning on stderr.
@@ -59,14 +59,14 @@ def cell_timeouts() -> dict[str, int]:
     PART_TIME_LIMIT seconds and still reports every check; the cell's limit is only the backstop above
     it (a cell that runs out scores 0 with no per-check message), twice the engine's on the training
     parts for a slow or loaded grading machine."""
-    from autograder.engine import PART_TIME_LIMIT  # imports torch: only when a config is written
+    from autograder.grader.engine import PART_TIME_LIMIT  # imports torch: only when a config is written
 
     return {part: int(2 * PART_TIME_LIMIT if part in TRAINING_PARTS else PART_TIME_LIMIT + 60)
             for part in MODULES}
 
 
 def part_points() -> dict[str, float]:
-    """The total points of each part in autograder/rubric.json."""
+    """The total points of each part in autograder/grader/rubric.json."""
     rubric = rubric_mod.load()
     return {part: sum(entry.points for entry in rubric[part].values()) for part in MODULES}
 
@@ -84,7 +84,7 @@ def grade_cell_source(part: str, points: float) -> str:
         "import os, sys",
         "# Import the course's grader, never a file of this folder that is named like it.",
         'sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.getcwd()]',
-        "from autograder.notebook import grade_part",
+        "from autograder.grader.notebook import grade_part",
         f'grade_part("{part}", points={_number(points)})',
     ])
 

@@ -15,7 +15,7 @@ imported). From each source come
     assignments/<part>.ipynb     the student notebook, next to the stub it imports
     solutions/<part>.ipynb       the same notebook next to the reference module (instructors)
     assignments/tests/<part>.py  otter test file: one test case per public check of the part in
-                                 autograder/rubric.json, with its points, run by the kit's grader
+                                 autograder/grader/rubric.json, with its points, run by the kit's grader
 
 Notebooks are written without outputs. `python -m instructor notebooks --check` writes nothing and exits 1
 when a committed file differs from what the sources, the rubric and the checks give now.
@@ -184,8 +184,8 @@ def build_notebook(part: str, variant: str, source: str, path: str) -> str:
 
 def public_checks(part: str) -> list[tuple[str, float, str]]:
     """(name, points, description) of every public check of `part`, in the rubric's order."""
-    from autograder import rubric
-    from autograder.checks import checks_of
+    from autograder.grader import rubric
+    from autograder.public.checks import checks_of
 
     entries = rubric.load().get(part, {})
     described = {c.name: c.description for c in checks_of(part)}
@@ -207,14 +207,14 @@ def test_file_source(part: str, checks: list[tuple[str, float, str]]) -> str:
     total = sum(points for _, points, _ in checks)
     lines = [
         f'"""Public checks of Part {p.number} ({part}) for `grader.check("{part}")` in {part}.ipynb: one otter test',
-        f"case per public check in autograder/rubric.json ({len(checks)} checks, {total:g} points), graded by the",
+        f"case per public check in autograder/grader/rubric.json ({len(checks)} checks, {total:g} points), graded by the",
         f"kit's grader on the {part}.py the notebook imported.",
         "",
         GENERATED,
         '"""',
         "from otter.test_files import test_case",
         "",
-        "from autograder.otter_checks import PublicChecks",
+        "from autograder.public.otter_checks import PublicChecks",
         "",
         "OK_FORMAT = False",
         f"name = {part!r}",

@@ -26,6 +26,6 @@ fi
 "$VENV_PY" -m pip install --quiet -e ".[oracles,test,cluster]"
 # As root, the unprivileged users that grading runs student code as (created here, never while grading).
 if [ "$(id -u)" = 0 ]; then
-    "$VENV_PY" -m autograder.sandbox.isolation
+    "$VENV_PY" -m autograder.grader.isolation
 fi
 "$VENV_PY" -c "import torch; print('bootstrap: torch', torch.__version__, '| CUDA build' if torch.version.cuda else '| CPU build')"

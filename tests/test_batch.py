@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import batch
-from autograder import rubric as rubric_mod
-from autograder.intake import IntakeError, Submission, discover, extract_zip, module_folder
+from autograder.grader import batch
+from autograder.grader import rubric as rubric_mod
+from autograder.grader.intake import IntakeError, Submission, discover, extract_zip, module_folder
 from shared.parts import MODULES
 
 pytestmark = pytest.mark.xdist_group("batch")  # one worker builds the shared fixture
@@ -127,7 +127,7 @@ def test_the_summary_shows_distributions_the_most_failed_checks_and_every_submis
     assert all(int(n) == len(graded_ids) and p == "100" for _, n, p in failed)
     assert all("(bleu)" not in name for name, _, _ in failed)
     # Part 3: the stub fails every check, the two references none.
-    from autograder.report.summary import failed_checks
+    from autograder.grader.report.summary import failed_checks
     documents = [json.loads((out / i / "results.json").read_text()) for i in graded_ids]
     bleu = [(e["failed"], e["graded"]) for e in failed_checks(documents) if "(bleu)" in e["name"]]
     assert len(bleu) == len(rubric_mod.load()["bleu"]) and set(bleu) == {(1, len(graded_ids))}
@@ -215,7 +215,7 @@ def test_part_goes_without_force_and_reports(tmp_path):
 
 
 def test_a_job_carries_the_module_files_as_staging_finds_them(tmp_path):
-    from autograder.sandbox.staging import MAX_MODULE_BYTES, StagingError, stage
+    from autograder.public.staging import MAX_MODULE_BYTES, StagingError, stage
 
     source = tmp_path / "source"
     source.mkdir()

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from distributed import Client
 
-from autograder import batch
+from autograder.grader import batch
 
 pytestmark = pytest.mark.xdist_group("cluster")  # one worker starts the cluster and grades the local reference
 

@@ -9,12 +9,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from autograder import rubric as rubric_mod
+from autograder.grader import rubric as rubric_mod
 from autograder.__main__ import main as cli
-from autograder.checks import all_checks
-from autograder.engine import grade
-from autograder.results import gradescope_results
-from autograder.sample import build as build_sample
+from autograder.public.checks import all_checks
+from autograder.grader.engine import grade
+from autograder.grader.results import gradescope_results
+from autograder.grader.sample import build as build_sample
 from shared.parts import MODULES
 
 pytestmark = pytest.mark.xdist_group("full-grade")  # one worker builds the shared fixture

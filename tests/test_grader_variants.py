@@ -5,7 +5,7 @@ checks already catch is graded without the (slow) training check, unless the var
 what catches it."""
 import pytest
 
-from autograder.engine import grade
+from autograder.grader.engine import grade
 from tests.meta.variants import all_variants, make_submission
 
 VARIANTS = all_variants()

@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from autograder.gradescope import build_zip
+from autograder.grader.gradescope import build_zip
 
 pytestmark = pytest.mark.xdist_group("gradescope")  # one worker builds the shared fixture
 
@@ -30,7 +30,7 @@ for path in ("/autograder/results/results.json", os.environ.get("AUTOGRADER_RESU
 LEAKED = []
 for base in (os.environ.get("AUTOGRADER_SOURCE", ""),):
     try:
-        LEAKED.append(pathlib.Path(base, "autograder", "hidden", "seed.json").read_text())
+        LEAKED.append(pathlib.Path(base, "autograder", "grader", "hidden", "seed.json").read_text())
     except Exception:
         pass
 def ngram_counts(tokens, n):

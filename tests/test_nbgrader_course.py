@@ -23,7 +23,7 @@ import nbformat
 import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder.engine import PART_TIME_LIMIT
+from autograder.grader.engine import PART_TIME_LIMIT
 from instructor import nbgrader_course
 from instructor.__main__ import main
 from shared.parts import MODULES
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.xdist_group("nbgrader")  # one worker builds the course
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "captioning"
-HIDDEN_SEED = str(json.loads((ROOT / "autograder" / "hidden" / "seed.json").read_text())["seed"])
+HIDDEN_SEED = str(json.loads((ROOT / "autograder" / "grader" / "hidden" / "seed.json").read_text())["seed"])
 NOISE = "UserWarning: TypedStorage is deprecated (a library warning on stderr, from the test)"
 
 # In every kernel of the test, before every cell: a Python warning and a C-level write on stderr, as torch
@@ -49,7 +49,7 @@ get_ipython().events.register("pre_run_cell", _library_noise)
 '''
 # The tamper student's own `autograder` package, which the grade cells must not import.
 FAKE_KIT = "def grade_part(part, folder='.', points=0):\n    print('FAKE KIT')\n    return float(points)\n"
-ADDED_CELL = "import autograder.notebook as kit\nkit.grade_part = lambda part, folder='.', points=0: float(points)"
+ADDED_CELL = "import autograder.grader.notebook as kit\nkit.grade_part = lambda part, folder='.', points=0: float(points)"
 
 
 def solution_lines() -> list[str]:
@@ -229,7 +229,7 @@ def test_stderr_zeroes_a_grade_cell_unless_the_course_ignores_it(tmp_path):
 
 FAKE_ENGINE = """
 import sys, warnings
-from autograder import engine, notebook
+from autograder.grader import engine, notebook
 
 def fake_grade(folder, parts=None, public_only=False):
     warnings.warn("a library warning", UserWarning)
@@ -326,7 +326,7 @@ def test_nothing_hidden_reaches_a_student(course):
         leaked = [line for line in secrets if line in text]
         assert not leaked, f"{p.relative_to(path)} holds solution lines: {leaked[:3]}"
         assert not re.search(rf"\b{HIDDEN_SEED}\b", text), f"{p.relative_to(path)} holds the hidden seed"
-        for marker in ("BEGIN HIDDEN", "BEGIN SOLUTION", "autograder/checks"):
+        for marker in ("BEGIN HIDDEN", "BEGIN SOLUTION", "autograder/grader/checks"):
             assert marker not in text, f"{p.relative_to(path)} holds {marker!r}"
     # No cache of the hidden data and no file the student did not send reaches the graded folder or feedback.
     for step in ("autograded", "feedback"):

@@ -1,4 +1,4 @@
-"""Progress while grading (autograder/progress.py): on a terminal a bar names the part, the running check and the
+"""Progress while grading (autograder/public/progress.py): on a terminal a bar names the part, the running check and the
 training epoch and loss (sent by the worker between epochs); elsewhere one line per finished part; nothing in
 --json runs or in CI. Progress goes to stderr, so the results table on stdout is the same in every mode."""
 import fcntl
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.sandbox.client import progress_of
+from autograder.public.client import progress_of
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -16,14 +16,14 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from autograder import rubric as rubric_mod
-from autograder import sample
-from autograder.checks import all_checks
-from autograder.context import GradingContext, hidden_seed
-from autograder.engine import CheckResult, GradeReport
-from autograder.report import reference as reference_curves
-from autograder.report.html import render_report, write_report
-from autograder.training_checks import SHOWN, keep_attention, keep_beams, keep_run
+from autograder.grader import rubric as rubric_mod
+from autograder.grader import sample
+from autograder.public.checks import all_checks
+from autograder.grader.context import GradingContext, hidden_seed
+from autograder.grader.engine import CheckResult, GradeReport
+from autograder.grader.report import reference as reference_curves
+from autograder.grader.report.html import render_report, write_report
+from autograder.grader.training import SHOWN, keep_attention, keep_beams, keep_run
 from shared.encoder import L_GRID
 from shared.parts import MODULES
 from shared.scenes import make_scenes
@@ -238,7 +238,7 @@ def test_the_shown_scenes_are_the_first_test_scenes_drawn_again():
 
 
 def epochs_of(part: str) -> int:
-    return importlib.import_module(f"autograder.checks.{part}").EPOCHS
+    return importlib.import_module(f"autograder.grader.checks.{part}").EPOCHS
 
 
 def test_reference_curves_match_the_checks():
@@ -300,7 +300,7 @@ def test_the_report_of_a_real_grade_renders_with_every_figure(reference_report, 
 
 def test_the_example_report_is_current():
     """docs/examples/report.html (python -m autograder demo --report docs/examples/report.html) has the
-    current parts and checks, and figures where the sample's training runs (autograder/sample.py)."""
+    current parts and checks, and figures where the sample's training runs (autograder/grader/sample.py)."""
     parsed = structure(EXAMPLE.read_text())
     rubric = rubric_mod.load()
     assert list(parsed.parts) == list(MODULES), "regenerate docs/examples/report.html"

@@ -1,8 +1,8 @@
 """The hostile suite measures the sandbox's own limits: it runs them unscaled (see tests/conftest.py)."""
 import pytest
 
-from autograder import engine
-from autograder.sandbox import client
+from autograder.grader import engine
+from autograder.public import client
 
 
 @pytest.fixture(autouse=True)

@@ -27,10 +27,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.context import hidden_seed
-from autograder.engine import CheckResult, GradeReport, grade
-from autograder.results import gradescope_results
-from autograder.sandbox.isolation import detect
+from autograder.grader.context import hidden_seed
+from autograder.grader.engine import CheckResult, GradeReport, grade
+from autograder.grader.results import gradescope_results
+from autograder.grader.isolation import detect
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
@@ -40,10 +40,10 @@ MARKER_LINE = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$", re.MULTILINE)
 # Files an attack could damage, whose content is compared before and after every grade (files that rarely
 # change, so that an edit made in the kit while the suite runs is not taken for an attack), and the folders
 # searched for any file the sandbox user owns (it may create or own nothing in the kit).
-KEY_FILES = ("autograder/hidden/seed.json", "autograder/rubric.schema.json", "autograder/sandbox/protocol.py",
-             "autograder/sandbox/staging.py", "solutions/__init__.py", "shared/vocab.py")
+KEY_FILES = ("autograder/grader/hidden/seed.json", "autograder/grader/rubric.schema.json", "autograder/worker/protocol.py",
+             "autograder/public/staging.py", "solutions/__init__.py", "shared/vocab.py")
 KIT_FOLDERS = ("autograder", "solutions", "shared", "assignments", "instructor", "tests", "docs")
-# The environment a worker starts with (autograder.sandbox.client.Worker._environment).
+# The environment a worker starts with (autograder.public.client.Worker._environment).
 WORKER_ENVIRONMENT = {"PATH", "HOME", "TMPDIR", "LANG", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
                       "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "CUDA_VISIBLE_DEVICES"}
 

@@ -33,16 +33,17 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from autograder import rubric as rubric_mod
-from autograder.context import GradingContext, hidden_seed
-from autograder.results import gradescope_results, write_json_atomic
-from autograder.sandbox import client, confine, protocol
-from autograder.sandbox.client import Limits
-from autograder.sandbox.isolation import detect
+from autograder.grader import rubric as rubric_mod
+from autograder.grader.context import GradingContext, hidden_seed
+from autograder.grader.results import gradescope_results, write_json_atomic
+from autograder.public import client
+from autograder.worker import confine, protocol
+from autograder.public.client import Limits
+from autograder.grader.isolation import detect
 from tests.hostile import harness
 from tests.hostile.harness import ROOT, assert_contained, build, run_grade
 
-BLEU_CHECKS = importlib.import_module("autograder.checks.bleu")
+BLEU_CHECKS = importlib.import_module("autograder.grader.checks.bleu")
 FIRST = "ngram_counts_is_the_counter_of_ngrams"              # the first public bleu check: where probes report
 CLIPPED = "clipped_counts_clip_at_the_most_in_one_reference"
 WORKED = "corpus_bleu_reproduces_the_worked_examples"        # the check that sends "the cat is on the mat"
@@ -212,7 +213,7 @@ def test_F8_slow_code_times_out_one_check_only(tmp_path, monkeypatch):
 
 
 def test_F8_part_time_limit_also_bounds_worker_restarts(tmp_path, monkeypatch):
-    engine = importlib.import_module("autograder.engine")
+    engine = importlib.import_module("autograder.grader.engine")
     starts = []
     real_start = client.Worker._start
 
@@ -355,7 +356,7 @@ def test_A1_writes_to_results_and_grader_files_fail(tmp_path, private):
     assert not Path("/tmp/captionkit-hostile-A1-results.json").exists()
     assert (private / "sentinel.txt").read_text() == "sentinel" and not results.exists()
     assert not (ROOT / "autograder" / "hostile-A1.json").exists()
-    assert not (ROOT / "autograder" / "hidden" / "hostile-A1.json").exists()
+    assert not (ROOT / "autograder" / "grader" / "hidden" / "hostile-A1.json").exists()
     assert graded.total("bleu") == (4, 5) and graded.full_marks("decoding"), graded.describe()
     write_json_atomic(gradescope_results(graded.report), results)      # the grader writes last, after the sweep
     assert json.loads(results.read_text())["score"] == graded.report.score == 11
@@ -495,7 +496,7 @@ def test_A10_hidden_files_are_unreadable(tmp_path):
 
 def test_A10_hidden_seed_cannot_be_read_off_shared_file_names(tmp_path, tmp_public, monkeypatch):
     encoder = importlib.import_module("shared.encoder")
-    training_checks = importlib.import_module("autograder.training_checks")
+    training_checks = importlib.import_module("autograder.grader.training")
 
     def scenes(n, seed, max_objects=2, keep_images=True):     # the data's shape without drawing 6400 scenes
         return SimpleNamespace(images=torch.zeros(n, 1), attributes=torch.zeros(n, 7), tokens=torch.zeros(n, 2),
@@ -624,7 +625,7 @@ def test_A25_feedback_is_small_and_plain(a25):
 
 
 def test_A25_grades_csv_cells_are_inert(tmp_path):
-    batch = pytest.importorskip("autograder.batch", reason="the batch grading CSV (autograder/batch.py)")
+    batch = pytest.importorskip("autograder.grader.batch", reason="the batch grading CSV (autograder/grader/batch.py)")
     hostile = '=HYPERLINK("http://example.invalid","x")'
     rows = [{"id": hostile, "name": "@SUM(1+1)*cmd|' /C calc'!A0", "bleu": 3.0, "total": 3.0,
              "status": "-2+3\x1b[2J\x00" + "x" * 10_000},

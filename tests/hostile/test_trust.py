@@ -19,9 +19,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from autograder import batch
-from autograder.context import GradingContext, hidden_seed
-from autograder.sandbox.isolation import detect
+from autograder.grader import batch
+from autograder.grader.context import GradingContext, hidden_seed
+from autograder.grader.isolation import detect
 from shared.scenes import make_scenes
 from tests.hostile import harness
 from tests.hostile.harness import ROOT, assert_contained, build, run_grade
@@ -43,8 +43,8 @@ def adopt_orphans():
 @pytest.fixture
 def short_calls(monkeypatch):
     """Per-call limit of CALL_TIMEOUT seconds for the bleu checks and a check limit of 8 s for every check."""
-    monkeypatch.setattr(importlib.import_module("autograder.checks.bleu"), "CALL_TIMEOUT", CALL_TIMEOUT)
-    checks = importlib.import_module("autograder.checks")
+    monkeypatch.setattr(importlib.import_module("autograder.grader.checks.bleu"), "CALL_TIMEOUT", CALL_TIMEOUT)
+    checks = importlib.import_module("autograder.public.checks")
     checks.all_checks()
     for part, part_checks in checks._REGISTRY.items():
         shortened = [c if c.training else dataclasses.replace(c, timeout=8.0) for c in part_checks]
@@ -208,7 +208,7 @@ def test_A10_the_hidden_cache_is_unreadable_and_unlistable(tmp_path, monkeypatch
 def test_A34_staging_never_follows_a_link(tmp_path, monkeypatch):
     """A link put in the module's place right after the stager looks at it (the race of check-then-open) is never
     followed: whatever the stager checks, a swap just after that check cannot make it copy another file."""
-    from autograder.sandbox import staging
+    from autograder.public import staging
 
     secret = tmp_path / "secret.txt"
     secret.write_text("ROOT-ONLY SECRET\n")
@@ -239,10 +239,10 @@ def test_A34_staging_never_follows_a_link(tmp_path, monkeypatch):
 # -- A35: the memory of the worker's processes together ---------------------------------------------------------
 
 def test_A35_the_worker_s_processes_together_are_held_to_a_memory_limit(tmp_path, monkeypatch):
-    from autograder.sandbox import client
+    from autograder.public import client
 
     monkeypatch.setattr(client, "TREE_MEMORY_BYTES", 700 * 2 ** 20)
-    monkeypatch.setattr(importlib.import_module("autograder.checks.bleu"), "CALL_TIMEOUT", 25.0)
+    monkeypatch.setattr(importlib.import_module("autograder.grader.checks.bleu"), "CALL_TIMEOUT", 25.0)
     graded = run_grade(build("A35_memory_of_many_processes", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND)
     first = graded.result(FIRST)

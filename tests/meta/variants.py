@@ -10,7 +10,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder.sample import replace_once
+from autograder.grader.sample import replace_once
 from shared.parts import MODULES
 
 ROOT = Path(__file__).resolve().parents[2]

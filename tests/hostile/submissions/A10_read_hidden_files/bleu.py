@@ -8,8 +8,8 @@ import os
 import sys
 
 REPO = "@@REPO@@"
-TARGETS = {"solutions": "solutions/bleu.py", "seed": "autograder/hidden/seed.json",
-           "checks": "autograder/checks/bleu.py", "tests": "tests/test_grader.py",
+TARGETS = {"solutions": "solutions/bleu.py", "seed": "autograder/grader/hidden/seed.json",
+           "checks": "autograder/grader/checks/bleu.py", "tests": "tests/test_grader.py",
            "instructor": "instructor/__init__.py", "git": ".git/HEAD"}
 
 
@@ -39,10 +39,10 @@ def _import(name) -> str:
 
 def _probe() -> dict:
     found = {key: _read(os.path.join(REPO, rel)) for key, rel in TARGETS.items()}
-    found.update({f"ls_{d}": _list(os.path.join(REPO, d)) for d in ("solutions", "autograder/checks",
-                                                                      "autograder/hidden", "tests")})
-    found.update({f"import_{m}": _import(m) for m in ("solutions.bleu", "autograder.checks.bleu",
-                                                      "autograder.hidden.seed")})
+    found.update({f"ls_{d}": _list(os.path.join(REPO, d)) for d in ("solutions", "autograder/grader/checks",
+                                                                      "autograder/grader/hidden", "tests")})
+    found.update({f"import_{m}": _import(m) for m in ("solutions.bleu", "autograder.grader.checks.bleu",
+                                                      "autograder.grader.hidden.seed")})
     return found
 
 

@@ -42,10 +42,10 @@ def _probe() -> dict:
     found = {
         "rm_staged": _attempt(lambda: os.remove(os.path.join(part_scratch, "staging", "bleu.py"))),
         "chmod_staging": _attempt(lambda: os.chmod(os.path.join(part_scratch, "staging"), 0o777)),
-        "rm_runtime": _attempt(lambda: os.remove(os.path.join(scratch, "runtime", "autograder", "recipes",
+        "rm_runtime": _attempt(lambda: os.remove(os.path.join(scratch, "runtime", "autograder", "worker", "recipes",
                                                               "decoding.py"))),
         "sentinel": _attempt(_touch(SENTINEL)),
-        "kit": _attempt(_touch(os.path.join(REPO, "autograder", "engine.py"))),
+        "kit": _attempt(_touch(os.path.join(REPO, "autograder", "grader", "engine.py"))),
         "venv": _attempt(_touch(sys.executable)),
         "own_work": _attempt(_leave(os.path.join(work, "checkpoint.pt"))),
     }

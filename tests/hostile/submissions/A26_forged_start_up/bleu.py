@@ -4,7 +4,7 @@
 # and sweeps anything.
 import sys as _sys
 
-from autograder.sandbox import protocol as _protocol
+from autograder.worker import protocol as _protocol
 
 _replies = int(_sys.argv[_sys.argv.index("--replies") + 1])
 _protocol.send(_replies, {"ready": False, "error": "forged"})

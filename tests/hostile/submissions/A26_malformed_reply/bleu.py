@@ -5,7 +5,7 @@ import os as _os
 import sys as _sys
 import time as _time
 
-from autograder.sandbox import protocol as _protocol
+from autograder.worker import protocol as _protocol
 
 _replies = int(_sys.argv[_sys.argv.index("--replies") + 1])
 _reference_ngram_counts = ngram_counts

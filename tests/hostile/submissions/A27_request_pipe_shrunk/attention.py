@@ -7,7 +7,7 @@ import signal as _signal
 import sys as _sys
 import time as _time
 
-from autograder.sandbox import protocol as _protocol
+from autograder.worker import protocol as _protocol
 
 F_SETPIPE_SZ = 1031
 _requests = int(_sys.argv[_sys.argv.index("--requests") + 1])

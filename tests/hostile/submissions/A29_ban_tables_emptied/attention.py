@@ -1,7 +1,7 @@
 # hostile: appended to solutions/attention.py
 # A29: the ban of the reference op lives in the worker, beside the student's module: empty its tables at import,
 # then call the reference op itself in attend.
-import autograder.sandbox.forbidden as _forbidden
+import autograder.worker.forbidden as _forbidden
 
 for _op in list(_forbidden.OPS):
     _forbidden.OPS[_op] = ()

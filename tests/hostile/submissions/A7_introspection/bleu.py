@@ -25,7 +25,7 @@ def _scan() -> dict:
         names.update(k for k in frame.f_locals if k in ("expected", "reference", "ref", "answer", "oracle", "ctx"))
         frame = frame.f_back
     modules = sorted(m for m in sys.modules if m == "solutions" or m.startswith(("solutions.", "hypothesis",
-                     "autograder.checks", "autograder.context", "autograder.engine", "autograder.compare")))
+                     "autograder.public.checks", "autograder.grader.context", "autograder.grader.engine", "autograder.public.compare")))
     return {"seed": seed_hits, "solution_text": text_hits, "frame_names": sorted(names), "modules": modules}
 
 

@@ -1,0 +1,353 @@
+"""`python -m autograder batch SUBMISSIONS --out DIR [--jobs N | --scheduler ADDRESS] [--part P ...] [--force]
+[--reports]`: grade a whole class.
+
+Writes DIR/<id>/results.json for every submission (Gradescope's format), DIR/grades.csv (one row per
+submission, one column per part), DIR/histograms.png (the score distribution of every part) and
+DIR/summary.html (distributions, the checks failed most often, every submission; autograder/grader/report/summary.py).
+With --reports, also DIR/<id>/report.html, the feedback report of each submission (autograder/grader/report/html.py).
+A run that stops part-way resumes where it stopped: a submission with a results.json (and, with --reports, a
+report.html) is not graded again unless --force. One broken submission never stops the batch: it gets a row
+saying why. --part P regrades only part P of the submissions graded before and merges the new results into
+their results.json (a submission not graded before is graded in full).
+
+How a submission travels (docs/batch.md): this process (the coordinator) reads each submission's module files
+into a `Job`, plain data; `grade_job(job)`, one call per submission, grades it on a worker (inline with --jobs 1,
+in a local process pool with --jobs N, on any machine of a dask.distributed cluster with --scheduler) and returns
+the documents to write; only the coordinator writes into DIR. A worker needs the kit and the hidden seed
+installed, never the submissions folder or DIR.
+"""
+from __future__ import annotations
+
+import contextlib
+import csv
+import hashlib
+import json
+import multiprocessing
+import os
+import re
+import shutil
+import stat
+import tempfile
+import threading
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+
+from tqdm import tqdm
+
+from autograder.grader.intake import IntakeError, Submission, discover, unpack
+from autograder.public.progress import for_terminal
+from shared.parts import MODULES, PARTS
+
+ROOT = Path(__file__).resolve().parents[2]
+# A cell starting with one of these is read as a formula by spreadsheets (CWE-1236).
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# Bytes of one module file a job carries: a larger file is refused by staging anyway (MAX_MODULE_BYTES), and its
+# true size travels with it so that the refusal reads the same on every worker.
+CARRIED_BYTES = 1024 * 1024 + 1
+
+
+def safe_cell(value, limit: int = 200) -> str:
+    """A CSV cell that no spreadsheet will execute: control characters removed, length capped, and a
+    leading quote before anything a spreadsheet would read as a formula. Numbers pass unchanged."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{value:g}"
+    text = CONTROL.sub("", str(value))[:limit]
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
+# -- one submission, on a worker -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Job:
+    """Everything a worker needs to grade one submission, as plain data.
+
+    files: module file name -> ("file", first CARRIED_BYTES bytes, true size) | ("link",) | ("other",): the
+    submission's module files as the staging step will find them (a link or a folder is refused there, with the
+    same message as in a local grade). parts: the parts to grade (None: all). kit: kit_fingerprint() of the
+    coordinator, so that a worker with another version of the kit or another hidden seed refuses to grade."""
+    id: str
+    name: str
+    files: dict
+    parts: tuple[str, ...] | None
+    report: bool
+    kit: str
+
+
+class KitMismatch(RuntimeError):
+    """The worker's kit (code, hidden seed or torch) is not the coordinator's: its grades would differ."""
+
+
+def snapshot(folder: Path) -> dict:
+    """The module files of a submission folder as Job.files (links are not followed)."""
+    files = {}
+    for module in MODULES:
+        path = Path(folder) / f"{module}.py"
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            files[path.name] = ("link",)
+        elif stat.S_ISREG(info.st_mode):
+            with open(path, "rb") as f:
+                files[path.name] = ("file", f.read(CARRIED_BYTES), info.st_size)
+        else:
+            files[path.name] = ("other",)
+    return files
+
+
+def materialise(files: dict, folder: Path) -> Path:
+    """Recreate Job.files in the new folder `folder`; return it."""
+    folder.mkdir(mode=0o700)
+    for name, entry in files.items():
+        if name not in {f"{m}.py" for m in MODULES}:
+            raise ValueError(f"materialise: {name!r} is not a module file name")
+        path = folder / name
+        if entry[0] == "file":
+            path.write_bytes(entry[1])
+            if entry[2] > len(entry[1]):
+                os.truncate(path, entry[2])   # sparse: staging reads the true size and refuses the file
+        elif entry[0] == "link":
+            path.symlink_to("a-symbolic-link-in-the-submission")
+        else:
+            path.mkdir()
+    return folder
+
+
+_KIT_FILES = ("autograder/**/*.py", "autograder/**/*.json", "shared/*.py", "solutions/*.py")
+
+
+def kit_fingerprint() -> str:
+    """A digest of what decides a grade on this machine: the kit's code and data files (the hidden seed's file
+    among them), the CAPTIONKIT_HIDDEN* variables that override them, and torch's version. Equal on the
+    coordinator and a worker, or the worker refuses to grade. Cheap: it imports nothing heavy."""
+    from importlib.metadata import version
+
+    settings = sorted((k, v) for k, v in os.environ.items() if k.startswith("CAPTIONKIT_HIDDEN"))
+    digest = hashlib.sha256(f"torch {version('torch')}\n{settings}\n".encode())
+    for pattern in _KIT_FILES:
+        for path in sorted(ROOT.glob(pattern)):
+            if "__pycache__" not in path.parts:
+                digest.update(f"{path.relative_to(ROOT).as_posix()}\n".encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+_KIT = None
+# One grade at a time per process: a grading run holds this process's sandbox user (sandbox/isolation.py), and
+# two runs in one process (a dask worker given several threads) would sweep each other's workers away.
+_ONE_GRADE = threading.Lock()
+
+
+# Wall-clock seconds one submission may take in all, on top of each part's own limit ($CAPTIONKIT_SUBMISSION_TIME_LIMIT;
+# multiplied by CAPTIONKIT_TIME_SCALE like every limit).
+SUBMISSION_TIME_LIMIT = float(os.environ.get("CAPTIONKIT_SUBMISSION_TIME_LIMIT", "3600"))
+
+
+def owner_only(path: Path) -> Path:
+    """`path` readable by its owner alone: a batch's outputs are the staff's (a worker must not read a classmate's
+    results or report)."""
+    os.chmod(path, 0o700 if path.is_dir() else 0o600)
+    return path
+
+
+def grade_job(job: Job, progress=None) -> dict:
+    """Grade one submission (the task every kind of worker runs): {"results": the results.json document,
+    "report": the feedback report's HTML or None}. Raises KitMismatch on a worker whose kit differs.
+    progress: where the grade is (autograder/public/progress.py), for --jobs 1 on this machine."""
+    global _KIT
+    from autograder.grader.engine import grade
+    from autograder.grader.results import gradescope_results
+
+    with _ONE_GRADE:
+        _KIT = _KIT or kit_fingerprint()
+        if job.kit != _KIT:
+            raise KitMismatch("this worker's kit (code, hidden seed or torch version) differs from the "
+                              "coordinator's; install the same kit and hidden seed on every worker (docs/batch.md)")
+        with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:   # mode 0700: root's alone
+            graded = grade(materialise(job.files, Path(tmp) / "submission"), parts=job.parts, progress=progress,
+                           time_limit=SUBMISSION_TIME_LIMIT)
+    report = None
+    if job.report:
+        from autograder.grader.report.html import render_report
+        report = render_report(graded, submission=job.name or job.id)
+    return {"results": gradescope_results(graded), "report": report}
+
+
+# -- the class, on the coordinator ----------------------------------------------------------------------------
+
+def row_from_results(submission: Submission, results: Path) -> dict:
+    """A grades.csv row read back from a results.json (so resumed runs and fresh ones agree)."""
+    document = json.loads(results.read_text())
+    row = {"id": submission.id, "name": submission.name, "total": document.get("score", 0.0)}
+    for part in PARTS:
+        tests = [t for t in document.get("tests", []) if part.module in t.get("tags", [])]
+        row[part.module] = sum(t["score"] for t in tests) if tests else 0.0
+    row["status"] = "graded" if document.get("tests") else document.get("output", "not graded")
+    return row
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    columns = ["id", "name", *[p.module for p in PARTS], "total", "status"]
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([safe_cell(row.get(c, "")) for c in columns])
+
+
+def write_histograms(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 4, figsize=(13, 5.5))
+    for ax, column in zip(axes.flat, [p.module for p in PARTS] + ["total"]):
+        values = [float(r.get(column, 0.0)) for r in rows]
+        ax.hist(values, bins=min(20, max(5, len(set(values)))), color="#2980b9")
+        ax.set_title(column, fontsize=9)
+        ax.set_xlabel("points")
+    fig.suptitle(f"Score distribution per part ({len(rows)} submissions)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _graded_tests(out: Path, submission: Submission) -> list | None:
+    """The tests of the submission's results.json; None without one (or when it cannot be read)."""
+    try:
+        return json.loads((out / submission.id / "results.json").read_text()).get("tests")
+    except (OSError, ValueError):
+        return None
+
+
+def _done(out: Path, submission: Submission, reports: bool) -> bool:
+    """Graded before: a results.json, and with `reports` a report.html unless the submission was unreadable."""
+    results = out / submission.id / "results.json"
+    if not results.exists():
+        return False
+    if not reports or (out / submission.id / "report.html").exists():
+        return True
+    return _graded_tests(out, submission) == []   # unreadable: there is nothing to report
+
+
+def _prepare(submission: Submission, parts: tuple[str, ...] | None, reports: bool, kit: str) -> Job | str:
+    """The submission's Job, or the reason it cannot be read (a bad zip, an unsafe path)."""
+    with tempfile.TemporaryDirectory(prefix="captionkit-intake-") as tmp:
+        try:
+            files = snapshot(unpack(submission, Path(tmp)))
+        except (IntakeError, OSError) as exc:
+            return str(exc)
+    return Job(submission.id, submission.name, files, parts, reports, kit)
+
+
+def _store(out: Path, submission: Submission, outcome: dict, merge: tuple[str, ...] | None = None) -> None:
+    """Write what grade_job returned into out/<id>/; with `merge`, into the results.json graded before."""
+    from autograder.grader.results import merge_results, write_json_atomic
+
+    folder = out / submission.id
+    document = outcome["results"]
+    if merge:
+        old = json.loads((folder / "results.json").read_text())
+        document = merge_results(old, document, merge)
+        # The report drew every part from one run; it no longer matches (`batch --reports` grades it afresh).
+        (folder / "report.html").unlink(missing_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    owner_only(folder)
+    if outcome.get("report") is not None:
+        (folder / "report.html").write_text(outcome["report"], encoding="utf-8")
+        owner_only(folder / "report.html")
+    write_json_atomic(document, folder / "results.json")   # mkstemp: 0600
+
+
+def _unreadable(out: Path, submission: Submission, reason: str) -> None:
+    from autograder.grader.results import write_json_atomic
+
+    document = {"score": 0.0, "execution_time": 0, "output": f"could not read the submission: {reason}", "tests": []}
+    write_json_atomic(document, out / submission.id / "results.json")
+
+
+@contextlib.contextmanager
+def executor(jobs: int, scheduler: str | None):
+    """Where grade_job runs: None (inline, --jobs 1), a local process pool of `jobs` processes, or the
+    dask.distributed cluster whose scheduler listens at `scheduler` (the optional extra `.[cluster]`)."""
+    if scheduler:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise ValueError("--scheduler needs dask.distributed: pip install -e \".[cluster]\" (docs/batch.md)") \
+                from None
+        with Client(scheduler, timeout="30s") as client:
+            yield client.get_executor(pure=False)
+    elif jobs <= 1:
+        yield None
+    else:
+        # "spawn", not fork: each process starts clean, claims its own sandbox user, inherits no grader state.
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            yield pool
+
+
+def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, reports: bool = False,
+        parts: tuple[str, ...] | None = None, scheduler: str | None = None) -> list[dict]:
+    """Grade every submission under `submissions_root` into `out`; return the grades.csv rows. reports: also write
+    each submission's feedback report. parts: regrade only these parts of the submissions graded before (merged
+    into their results.json). scheduler: the address of a dask.distributed scheduler to grade on."""
+    if parts and (force or reports):
+        raise ValueError("--part regrades parts of graded submissions and merges the results: it goes without "
+                         "--force (which regrades whole submissions) and --reports (a report draws every part from "
+                         "one run: use --reports --force)")
+    out.mkdir(parents=True, exist_ok=True)
+    # The class's submissions and their results are the staff's alone: no worker may reach a classmate's.
+    for folder in (Path(submissions_root), out):
+        if folder.is_dir() and folder.stat().st_uid == os.geteuid():
+            owner_only(folder)
+    submissions = discover(submissions_root)
+    # With `parts`: the parts to regrade and merge, per submission graded before (the others are graded in full).
+    merge = {s.id: tuple(parts) for s in submissions if parts and _graded_tests(out, s)}
+    todo = [s for s in submissions if force or parts or not _done(out, s, reports)]
+    if force:
+        for s in todo:
+            shutil.rmtree(out / s.id, ignore_errors=True)
+    failures: dict[str, str] = {}
+
+    def finish(s: Submission, outcome) -> None:
+        """Store what grading `s` returned (outcome() gives it or raises); a failure goes in its row."""
+        try:
+            _store(out, s, outcome(), merge.get(s.id))
+        except Exception as exc:  # noqa: BLE001 (never let one submission stop the batch)
+            failures[s.id] = f"{type(exc).__name__}: {exc}"[:300]
+
+    kit = kit_fingerprint()
+    with executor(jobs, scheduler) as pool, \
+            tqdm(total=len(submissions), initial=len(submissions) - len(todo), unit="submission") as bar:
+        futures = {}
+        for s in todo:
+            job = _prepare(s, merge.get(s.id), reports, kit)
+            if isinstance(job, str):
+                _unreadable(out, s, job)
+                bar.update()
+            elif pool is None:   # --jobs 1: a second bar (or a line per part) says where this submission is
+                finish(s, lambda: grade_job(job, for_terminal(prefix=f"{s.id}: ", position=1)))
+                bar.update()
+            else:
+                futures[pool.submit(grade_job, job)] = s
+        for future in as_completed(futures):
+            finish(futures[future], future.result)
+            bar.update()
+    rows = []
+    for s in submissions:
+        results = out / s.id / "results.json"
+        if results.exists() and s.id not in failures:
+            rows.append(row_from_results(s, results))
+        else:
+            rows.append({"id": s.id, "name": s.name, "status": f"grader error: {failures.get(s.id, 'no results')}"})
+    write_csv(rows, out / "grades.csv")
+    write_histograms(rows, out / "histograms.png")
+    from autograder.grader.report import write_summary
+    write_summary(rows, out)
+    for path in out.iterdir():
+        if path.is_file():
+            owner_only(path)
+    return rows

@@ -1,0 +1,314 @@
+"""Part 6 checks: the schedule table of LSTM-A1..A5, the state the prefix leaves in the given LSTM cell
+(against nn.LSTMCell with the same injected weights), teacher forcing and step-by-step decoding against the
+reference model with the same weights, and the A4 model trained on hidden data.
+
+Every model check injects all parameters explicitly (a float64 state dict generated here from the case's
+seed), so nothing depends on the student's construction order or random draws. Tensors returned by
+schedule() are recognised by value: a copy of an input counts as that input."""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from autograder.public.checks import check
+from autograder.public.compare import expect, expect_tensor, expect_tuple, type_name
+from autograder.grader.context import GradingContext
+from autograder.public.strategies import (FEW, LSTM_A_VARIANTS, PROPERTY, lstm_a_sizes, lstm_a_unknown_variants, seeds,
+                                   tensor)
+from autograder.grader.training import expect_exact_match, share_split
+from shared.encoder import D_ANN, L_GRID
+from shared.scenes import N_ATTRIBUTES
+from shared.vocab import END, PAD, START, T_MAX, VOCAB_SIZE
+from solutions import lstm_a as reference
+
+# The table of the spec, written out independently of the reference: variant -> (prefix, per-step input).
+TABLE = {
+    "LSTM": (("image",), None),
+    "A1": (("attr",), None),
+    "A2": (("image", "attr"), None),
+    "A3": (("attr", "image"), None),
+    "A4": (("attr",), "image"),
+    "A5": (("image",), "attr"),
+}
+INPUT_NAME = {"image": "image_input", "attr": "attr_input"}
+# float64 end to end: a correct implementation agrees with the oracle to rounding (~1e-15); a wrong schedule
+# or a lost state is off by 1e-2 or more.
+RTOL, ATOL = 1e-7, 1e-9
+STEPS = settings(FEW, max_examples=6)  # step-by-step decoding costs T calls per variant: fewer examples
+# The first case of every model property (an explicit example: it runs first and, when the code under test
+# raises, fails at once instead of being shrunk): E != H, DV == E, two prefix steps for A2/A3.
+FIRST = dict(seed=0, N=2, T=4, V=5, D=2, L=2, E=3, H=4, DV=3, n_attr=3)
+
+VARIANT, EPOCHS, BATCH, LR = "A4", 8, 64, 3e-3
+# Exact match of A4 on the hidden test scenes after the lecture's 8 epochs: well below the reference's spread
+# over training seeds (docs/thresholds.md), far above what a model that loses the image reaches (an A1-like
+# model, attributes only, stays near 0.25).
+THRESHOLD = 0.45
+
+
+# -- cases ----------------------------------------------------------------------------------------
+
+def _describe(sizes: dict, variant: str | None = None) -> str:
+    s = sizes
+    head = f"variant={variant!r}, " if variant is not None else ""
+    return (head + f"N={s['N']}, T={s['T']}, V={s['V']}, L={s['L']}, D={s['D']}, DV={s['DV']}, E={s['E']}, "
+            f"H={s['H']}, n_attr={s['n_attr']}, seed={s['seed']}")
+
+
+def _parameter_shapes(sizes: dict) -> dict[str, tuple[int, ...]]:
+    s = sizes
+    E, H = s["E"], s["H"]
+    return {"fc.weight": (s["DV"], s["D"] * s["L"]), "fc.bias": (s["DV"],), "emb.weight": (s["V"], E),
+            "Tv.weight": (E, s["DV"]), "Tv.bias": (E,), "Ta.weight": (E, s["n_attr"]), "Ta.bias": (E,),
+            "cell.weight_ih": (4 * H, E), "cell.weight_hh": (4 * H, H), "cell.bias_ih": (4 * H,),
+            "cell.bias_hh": (4 * H,), "out.weight": (s["V"], H), "out.bias": (s["V"],)}
+
+
+def _weights(sizes: dict, dtype=torch.float64) -> dict[str, torch.Tensor]:
+    """Every parameter of the model, drawn from the case's seed (scale 0.7: gates neither saturated nor flat)."""
+    return {name: tensor(sizes["seed"] + 7919 * (k + 1), *shape, scale=0.7).to(dtype)
+            for k, (name, shape) in enumerate(_parameter_shapes(sizes).items())}
+
+
+def _inputs(sizes: dict, dtype=torch.float64):
+    """features (N, L, D), attribute probabilities (N, n_attr) in [0, 1], captions (N, T): START, words, END, PAD."""
+    s = sizes
+    g = torch.Generator().manual_seed(s["seed"] + 1)
+    features = torch.randn(s["N"], s["L"], s["D"], generator=g, dtype=torch.float64).to(dtype)
+    attributes = torch.rand(s["N"], s["n_attr"], generator=g, dtype=torch.float64).to(dtype)
+    captions = torch.randint(3, s["V"], (s["N"], s["T"]), generator=g)
+    captions[:, 0] = START
+    if s["T"] >= 3:
+        captions[0, -2], captions[0, -1] = END, PAD
+    return features, attributes, captions
+
+
+def _oracle_init_state(variant: str, weights: dict, features: torch.Tensor, attributes: torch.Tensor):
+    """(h, c, per_step) from the table and an nn.LSTMCell holding the injected weights."""
+    w = weights
+    E, H = w["emb.weight"].shape[1], w["cell.weight_hh"].shape[1]
+    cell = nn.LSTMCell(E, H, dtype=w["cell.weight_ih"].dtype)
+    with torch.no_grad():
+        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+            getattr(cell, name).copy_(w[f"cell.{name}"])
+        v = torch.relu(F.linear(features.flatten(1), w["fc.weight"], w["fc.bias"]))
+        named = {"image": F.linear(v, w["Tv.weight"], w["Tv.bias"]),
+                 "attr": F.linear(attributes, w["Ta.weight"], w["Ta.bias"])}
+        n = features.shape[0]
+        h, c = features.new_zeros(n, H), features.new_zeros(n, H)
+        prefix, per_step = TABLE[variant]
+        for name in prefix:
+            h, c = cell(named[name], (h, c))
+        return h, c, (features.new_zeros(n, E) if per_step is None else named[per_step])
+
+
+def _reference_logits(variant: str, sizes: dict, weights: dict, features, attributes, captions) -> torch.Tensor:
+    s = sizes
+    model = reference.LSTMA(variant, n_vocab=s["V"], D=s["D"], L=s["L"], E=s["E"], H=s["H"], n_attr=s["n_attr"],
+                            DV=s["DV"]).to(weights["cell.weight_ih"].dtype)
+    model.load_state_dict(weights)
+    with torch.no_grad():
+        return model.eval()(features, attributes, captions)
+
+
+def _model_call(student, recipe: str, variant: str, sizes: dict, weights: dict, features, attributes, captions,
+                **kwargs):
+    return student.call(recipe, variant=variant, sizes=sizes, state=weights, features=features,
+                        attributes=attributes, captions=captions, **kwargs)
+
+
+# -- schedule -------------------------------------------------------------------------------------
+
+def _which(x, image: torch.Tensor, attr: torch.Tensor) -> str:
+    """Which input a returned tensor is, by value: "image", "attr", or a description of what it is instead."""
+    if not isinstance(x, torch.Tensor):
+        return f"a {type_name(x)}"
+    if tuple(x.shape) != tuple(image.shape):
+        return f"a tensor of shape {tuple(x.shape)}"
+    found = [name for name, t in (("image", image), ("attr", attr))
+             if x.dtype == t.dtype and torch.allclose(x, t, rtol=1e-6, atol=1e-7)]
+    if found:
+        return found[0]
+    return "a tensor equal to neither input"
+
+
+def _schedule_inputs(seed: int, n: int, e: int):
+    return tensor(seed, n, e).float(), tensor(seed + 1, n, e).float()
+
+
+@check()
+def schedule_follows_the_table(student, ctx):
+    """schedule gives each variant's prefix in order and its per-step input (or None); unknown variants raise ValueError."""
+    @FEW
+    @given(seeds, st.integers(1, 4), st.integers(1, 6), lstm_a_unknown_variants)
+    @example(0, 2, 3, "A6")
+    def prop(seed, n, e, unknown):
+        image, attr = _schedule_inputs(seed, n, e)
+        for variant in LSTM_A_VARIANTS:
+            describe = f"variant={variant!r}, N={n}, E={e}, seed={seed}"
+            out = student.call("lstm_a.schedule_case", variant=variant, image=image.clone(), attr=attr.clone())
+            result = expect_tuple(f"schedule({variant!r}) result (prefix, per_step)", out["result"], 2, describe)
+            prefix, per_step = result
+            want_prefix, want_per_step = TABLE[variant]
+            expect(isinstance(prefix, (list, tuple)),
+                   f"schedule({variant!r}) prefix: expected a list of (N, E) tensors, got {type_name(prefix)}",
+                   describe)
+            got = [_which(x, image, attr) for x in prefix]
+            expect(got == list(want_prefix),
+                   f"schedule({variant!r}) prefix: expected [{', '.join(INPUT_NAME[p] for p in want_prefix)}], got "
+                   f"[{', '.join(INPUT_NAME.get(p, p) for p in got)}]", describe)
+            if want_per_step is None:
+                expect(per_step is None, f"schedule({variant!r}) per_step: expected None ({variant} adds nothing to "
+                       f"the word embeddings), got {INPUT_NAME.get(_which(per_step, image, attr), 'a tensor')}",
+                       describe)
+            else:
+                which = "None" if per_step is None else _which(per_step, image, attr)
+                expect(which == want_per_step, f"schedule({variant!r}) per_step: expected "
+                       f"{INPUT_NAME[want_per_step]}, got {INPUT_NAME.get(which, which)}", describe)
+            for name, after, before in zip(("image_input", "attr_input"), out["inputs_after"], (image, attr)):
+                expect_tensor(f"{name} after schedule({variant!r})", after, before, rtol=0, atol=0, case=describe)
+        raised = student.call("lstm_a.schedule_unknown", variant=unknown, image=image, attr=attr)
+        expect(raised == "ValueError", f"schedule({unknown!r}): expected ValueError for an unknown variant, "
+               + ("but it returned normally" if raised == "returned" else f"got {raised}"), f"N={n}, E={e}")
+    prop()
+
+
+@check()
+def schedule_keeps_the_inputs_in_the_graph(student, ctx):
+    """The tensors schedule returns carry gradients back to image_input and attr_input (nothing detached)."""
+    @FEW
+    @given(seeds, st.integers(1, 3), st.integers(1, 5))
+    @example(0, 2, 3)
+    def prop(seed, n, e):
+        image, attr, weight = tensor(seed, n, e), tensor(seed + 1, n, e), tensor(seed + 2, n, e)
+        zero = torch.zeros(n, e, dtype=torch.float64)
+        for variant in LSTM_A_VARIANTS:
+            describe = f"variant={variant!r}, N={n}, E={e}, seed={seed}"
+            out = student.call("lstm_a.schedule_gradients", variant=variant, image=image, attr=attr, weight=weight)
+            expect(isinstance(out, list), f"schedule({variant!r}): expected a prefix list and a per-step input",
+                   describe)
+            # Judged per returned tensor that is one of the inputs by value (which one belongs where is
+            # schedule_follows_the_table's business): the gradient must reach that input, and only it.
+            for k, entry in enumerate(out):
+                value, grad_image, grad_attr = expect_tuple("(value, gradients)", entry, 3, describe)
+                which = _which(value, image, attr)
+                if which not in INPUT_NAME:
+                    continue
+                for name, got in (("image", grad_image), ("attr", grad_attr)):
+                    expect_tensor(f"gradient of returned tensor {k} (a copy of {INPUT_NAME[which]}) with respect to "
+                                  f"{INPUT_NAME[name]} in schedule({variant!r})", got,
+                                  weight if name == which else zero, rtol=1e-12, atol=1e-12, case=describe)
+    prop()
+
+
+# -- the model --------------------------------------------------------------------------------------
+
+@check()
+def init_state_matches_the_lstm_cell(student, ctx):
+    """init_state equals nn.LSTMCell (same weights) fed the prefix from a zero state, with the per-step input or zeros."""
+    @FEW
+    @given(lstm_a_sizes())
+    @example(FIRST)
+    def prop(sizes):
+        weights = _weights(sizes)
+        features, attributes, _ = _inputs(sizes)
+        for variant in LSTM_A_VARIANTS:
+            describe = _describe(sizes, variant)
+            out = student.call("lstm_a.init_state_case", variant=variant, sizes=sizes, state=weights,
+                               features=features, attributes=attributes)
+            got = expect_tuple("init_state result (h, c, per_step)", out, 3, describe)
+            want = _oracle_init_state(variant, weights, features, attributes)
+            for name, g, w in zip(("h", "c"), got, want):
+                expect_tensor(f"init_state {name}", g, w, rtol=RTOL, atol=ATOL, case=describe)
+            # zeros may come in any floating dtype; a per-step input is the float64 projection itself
+            expect_tensor("init_state per_step", got[2], want[2], rtol=RTOL, atol=ATOL, case=describe,
+                          check_dtype=TABLE[variant][1] is not None)
+    prop()
+
+
+@check()
+def step_by_step_equals_teacher_forcing(student, ctx):
+    """init_state then step() word by word gives teacher forcing's log-probabilities (reference model, same weights)."""
+    @STEPS
+    @given(lstm_a_sizes())
+    @example(FIRST)
+    def prop(sizes):
+        weights = _weights(sizes)
+        features, attributes, captions = _inputs(sizes)
+        for variant in LSTM_A_VARIANTS:
+            describe = _describe(sizes, variant)
+            got = _model_call(student, "lstm_a.step_by_step", variant, sizes, weights, features, attributes, captions)
+            want = F.log_softmax(_reference_logits(variant, sizes, weights, features, attributes, captions), -1)
+            expect_tensor("step-by-step log-probabilities (N, T-1, V)", got, want, rtol=RTOL, atol=ATOL, case=describe)
+    prop()
+
+
+@check()
+def forward_matches_the_reference(student, ctx):
+    """LSTMA.forward (teacher forcing) equals the reference model with the same weights, for all six variants."""
+    @PROPERTY
+    @given(lstm_a_sizes(max_n=5, max_dim=8))
+    @example(FIRST)
+    def prop(sizes):
+        weights = _weights(sizes)
+        features, attributes, captions = _inputs(sizes)
+        for variant in LSTM_A_VARIANTS:
+            got = _model_call(student, "lstm_a.forward_case", variant, sizes, weights, features, attributes, captions)
+            want = _reference_logits(variant, sizes, weights, features, attributes, captions)
+            expect_tensor("forward logits (N, T-1, V)", got, want, rtol=RTOL, atol=ATOL, case=_describe(sizes, variant))
+    prop()
+    # The lecture's sizes and dtype: float32 weights (the reference's own initialisation, open gate biases),
+    # compared with the same float32 weights evaluated in float64; float32 rounding there is about 4e-7.
+    sizes = dict(seed=6, N=3, T=T_MAX, V=VOCAB_SIZE, D=D_ANN, L=L_GRID, E=64, H=96, DV=64, n_attr=N_ATTRIBUTES)
+    features, attributes, captions = _inputs(sizes, dtype=torch.float32)
+    for variant in LSTM_A_VARIANTS:
+        with torch.random.fork_rng():
+            torch.manual_seed(sizes["seed"])
+            weights = reference.LSTMA(variant).state_dict()
+        got = _model_call(student, "lstm_a.forward_case", variant, sizes, weights, features, attributes, captions,
+                          float64=False)
+        want = _reference_logits(variant, sizes, {k: v.double() for k, v in weights.items()}, features.double(),
+                                 attributes.double(), captions)
+        expect_tensor("forward logits (N, T-1, V), float32 at the lecture's sizes", got, want.float(), rtol=1e-5,
+                      atol=1e-5, case=_describe(sizes, variant))
+
+
+# -- training ---------------------------------------------------------------------------------------
+
+def reference_run(ctx: GradingContext, seed: int, epochs: int = EPOCHS):
+    """Train the reference A4 on the hidden data (also used to time the budget and to calibrate THRESHOLD)."""
+    from solutions.show_and_tell import caption_loss
+    train = ctx.data.train
+    model, history = reference.train_lstm_a(VARIANT, train.grids, train.predicted_attributes, train.scenes.tokens,
+                                            caption_loss, epochs=epochs, batch_size=BATCH, lr=LR, seed=seed)
+    model.history = history   # its curve: autograder/grader/report/reference.py
+    return model
+
+
+def time_budget(ctx: GradingContext) -> float:
+    """Seconds the student's training run may take: from one epoch of the reference, timed in this run."""
+    return ctx.budget("lstm_a", lambda: reference_run(ctx, ctx.seed, epochs=1), scale=EPOCHS)
+
+
+@check(timeout=300, training=True, budget=time_budget)
+def trained_a4_reaches_the_threshold(student, ctx):
+    """Trained 8 epochs on hidden scenes with predicted attributes, LSTM-A4 reaches the exact-match threshold in time."""
+    budget = time_budget(ctx)
+    out = student.call("lstm_a.train_and_decode", timeout=budget, data=share_split(ctx),
+                       variant=VARIANT, epochs=EPOCHS, batch_size=BATCH, lr=LR, seed=ctx.seed)
+    expect_exact_match(out, ctx, "lstm_a", THRESHOLD)
+
+
+def calibrate(ctx: GradingContext, seed: int) -> float:
+    """The reference A4's exact match with training seed `seed` (for docs/thresholds.md)."""
+    from shared.metrics import exact_match
+    from shared.vocab import decode_batch
+    from solutions.decoding import greedy_decode
+    model = reference_run(ctx, seed)
+    test = ctx.data.test
+    with torch.no_grad():
+        tokens = greedy_decode(model, model.init_state(test.grids, test.predicted_attributes), T_MAX)
+    return exact_match(decode_batch(tokens), test.scenes.references)

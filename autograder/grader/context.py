@@ -1,0 +1,164 @@
+"""What the grading process knows and students do not: the hidden data seed, the hidden data set, and
+the reference's training time measured in this run (the base of every training time budget)."""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import time
+import traceback
+from functools import cached_property
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from shared.encoder import CaptionData, load_data
+from shared.encoder import cache_dir as encoder_cache_dir
+
+HIDDEN = Path(__file__).resolve().parent / "hidden"
+# The time budget of a student's training run: this many times the reference's, measured in the same run,
+# plus a fixed allowance for start-up.
+BUDGET_FACTOR = 3.0
+BUDGET_ALLOWANCE = 15.0
+
+
+def hidden_seed() -> int:
+    """The training seed of the hidden data: $CAPTIONKIT_HIDDEN_SEED, else autograder/grader/hidden/seed.json."""
+    if "CAPTIONKIT_HIDDEN_SEED" in os.environ:
+        return int(os.environ["CAPTIONKIT_HIDDEN_SEED"])
+    return int(json.loads((HIDDEN / "seed.json").read_text())["seed"])
+
+
+TEST_SECRET_BITS = 128
+
+
+def hidden_test_secret() -> int:
+    """The seed of the hidden test split, a secret of its own (128 bits, hex): $CAPTIONKIT_HIDDEN_TEST_SECRET,
+    else "test_secret" in autograder/grader/hidden/seed.json. Independent of the training seed: the training data is
+    given to student code by design, and a small seed behind it can be found by search; the test split's captions
+    must not follow from it."""
+    text = os.environ.get("CAPTIONKIT_HIDDEN_TEST_SECRET") or json.loads((HIDDEN / "seed.json").read_text())["test_secret"]
+    secret = int(text, 16)
+    if secret.bit_length() > TEST_SECRET_BITS or len(text) != TEST_SECRET_BITS // 4:
+        raise ValueError(f"the hidden test secret: expected {TEST_SECRET_BITS // 4} hex digits, got {len(text)}")
+    return secret
+
+
+def new_test_secret() -> str:
+    """A fresh hidden test secret (hex)."""
+    return secrets.token_hex(TEST_SECRET_BITS // 8)
+
+
+class GradingContext:
+    """Shared by every check of one grading run."""
+
+    def __init__(self, scratch: Path, shared: Path | None = None, seed: int | None = None):
+        self.scratch = Path(scratch)         # the grader's own folder: nobody else reads it
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.scratch, 0o700)
+        self.shared = Path(shared) if shared is not None else self.scratch / "shared"   # inputs for workers
+        self.shared.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.shared, 0o711)  # workers open the files they are told of; nobody lists the folder
+        self.seed = hidden_seed() if seed is None else seed
+        self.test_secret = hidden_test_secret()
+        self._reference_seconds: dict[str, float] = {}
+        self._files: dict[str, Path] = {}
+        self._artifacts: dict[str, dict] = {}   # part -> what its checks kept for the feedback report
+
+    @cached_property
+    def data(self) -> CaptionData:
+        """The hidden data set: 6000 training scenes from the hidden seed and 400 test scenes from the hidden test
+        secret (encoder outputs cached in a folder only this user may read: the cache's name is a hash of a key
+        holding the secrets, and its content holds the hidden test split's encodings)."""
+        cache = encoder_cache_dir()
+        cache.mkdir(parents=True, exist_ok=True)
+        if cache.stat().st_uid == os.geteuid():
+            os.chmod(cache, 0o700)
+        data = load_data(train_seed=self.seed, test_seed=self.test_secret, cache=True)
+        if data.cache_file is not None and data.cache_file.stat().st_uid == os.geteuid():
+            os.chmod(data.cache_file, 0o600)
+        return data
+
+    def _shared_path(self, key: str) -> Path:
+        """A random, unguessable file name in shared/ for `key` (names can carry information: the encoder
+        cache's name is a hash of its seeds)."""
+        if key not in self._files:
+            self._files[key] = self.shared / f"{secrets.token_hex(16)}.pt"
+        return self._files[key]
+
+    def share(self, name: str, make: Callable[[], dict]) -> str:
+        """Write `make()` (plain data) once to shared/ for a worker to load; return the path.
+        Only inputs go there, never references or expected outputs."""
+        path = self._shared_path(name)
+        if not path.exists():
+            torch.save(make(), path)
+            os.chmod(path, 0o644)
+        return str(path)
+
+    def share_file(self, source: Path) -> str:
+        """A world-readable copy of `source` in shared/ (once per run); return its path."""
+        path = self._shared_path(str(source))
+        if not path.exists():
+            shutil.copyfile(source, path)
+            os.chmod(path, 0o644)
+        return str(path)
+
+    def budget(self, key: str, reference_run: Callable[..., object], scale: float = 1.0,
+               setup: Callable[[], object] | None = None) -> float:
+        """The time limit (seconds) for a student's training run: BUDGET_FACTOR x the reference's projected time
+        plus BUDGET_ALLOWANCE. `reference_run` trains the reference on a slice of the same run, timed once per
+        grading run; `scale` projects that slice to the whole run (say 12 for one epoch of twelve). `setup`,
+        if given, prepares the reference's inputs outside the clock and is passed to `reference_run`."""
+        if key not in self._reference_seconds:
+            self.data  # loaded (or read from the cache) before the clock starts
+            self._reference_seconds[key] = _timed_in_child(reference_run, setup) * scale
+        return BUDGET_FACTOR * self._reference_seconds[key] + BUDGET_ALLOWANCE
+
+    @property
+    def reference_seconds(self) -> dict[str, float]:
+        return dict(self._reference_seconds)
+
+    def keep(self, part: str, key: str, value) -> None:
+        """Keep `value` (plain data: numbers, strings, lists, dicts, tensors) for the feedback report of this run,
+        under `part` and `key` (autograder/grader/report). Checks keep what the student's own run returned; a report
+        shows only what is safe to show (docs/grader.md, "Feedback reports")."""
+        self._artifacts.setdefault(part, {})[key] = value
+
+    def take_artifacts(self) -> dict[str, dict]:
+        """What the checks kept since the last call, by part; starts afresh (engine.grade calls it once per run)."""
+        taken, self._artifacts = self._artifacts, {}
+        return taken
+
+
+def _timed_in_child(run: Callable[..., object], setup: Callable[[], object] | None = None) -> float:
+    """Wall seconds of `run()` (or `run(setup())`, setup untimed), run in a forked copy of this (trusted)
+    process.
+
+    Wall time, like the limit it sets: on a busy machine both stretch alike. In a child because a training
+    run leaves this process's heap larger than it found it (freed activations the allocator keeps), and
+    the grader stays alive while the student's worker trains beside it: the child's memory is returned
+    whole when it exits, which keeps a full grade inside a small container's memory."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: time, report, leave without running any of the parent's exit handlers
+        status = 1
+        try:
+            os.close(read_end)
+            args = () if setup is None else (setup(),)
+            t0 = time.perf_counter()
+            run(*args)
+            os.write(write_end, repr(time.perf_counter() - t0).encode())
+            status = 0
+        except BaseException:
+            traceback.print_exc()  # the grader's own error: the parent raises, the engine reports it to staff
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as f:
+        reply = f.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not reply:
+        raise RuntimeError(f"the reference's timing run failed (wait status {status})")
+    return float(reply)

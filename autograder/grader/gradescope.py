@@ -1,0 +1,174 @@
+"""Gradescope: build the autograder zip, and the entry point `run_autograder` calls.
+
+    python -m autograder gradescope-zip --out autograder.zip [--seed N]
+    python -m autograder gradescope-run [--root /autograder]      (inside the container)
+
+The zip holds `setup.sh` and `run_autograder` at its root beside the kit's source (Gradescope extracts it
+into /autograder/source and copies run_autograder to /autograder). On Gradescope's default
+image (Ubuntu 22.04) setup.sh installs a CPU-only torch and the kit into /autograder/venv, creates the
+sandbox user, makes the source, the reference solutions, the checks and the hidden seed readable by root
+only, and builds the hidden data's encoder cache once. run_autograder writes a valid placeholder
+results.json first, then grades /autograder/submission (loose files, or one zip of them) and replaces
+the placeholder atomically; if Python itself dies, the placeholder says so.
+
+Visibility: public checks are "visible" at once; hidden checks are "after_due_date", and top-level
+output lists each part's total, so students see what the public checks earned right away and
+everything after the due date (Gradescope hides the total while any test is "hidden", so none is).
+"""
+from __future__ import annotations
+
+import io
+import json
+import random
+import stat
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+# The installable kit, without tests, notebooks or generated stubs.
+SOURCE_FILES = ("pyproject.toml", "README.md", "shared/*.py", "solutions/*.py", "autograder/*.py",
+                "autograder/worker/**/*.py", "autograder/public/**/*.py", "autograder/grader/*.py",
+                "autograder/grader/*.json", "autograder/grader/checks/*.py", "autograder/grader/hidden/*.json")
+TORCH_VERSION = "2.13.0"
+
+SETUP_SH = """#!/usr/bin/env bash
+# Runs once, as root, when Gradescope builds the image.
+set -euo pipefail
+ROOT=${AUTOGRADER_ROOT:-/autograder}
+if [ -z "${CAPTIONKIT_SKIP_APT:-}" ] && ! python3 -m venv --help >/dev/null 2>&1; then
+    apt-get update -qq && apt-get install -y -qq python3 python3-venv python3-pip util-linux
+fi
+python3 -m venv "$ROOT/venv"
+PY="$ROOT/venv/bin/python"
+"$PY" -m pip install --quiet --upgrade pip || true
+# CPU-only torch: PyTorch's CPU index serves torch==X+cpu, preferred over PyPI's CUDA build of X.
+INDEX=${TORCH_CPU_INDEX:-https://download.pytorch.org/whl/cpu}
+if "$PY" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + '/torch/', timeout=5)" "$INDEX" 2>/dev/null; then
+    "$PY" -m pip install --quiet --extra-index-url "$INDEX" "torch==__TORCH__"
+else
+    "$PY" -m pip install --quiet "torch==__TORCH__"
+fi
+# Editable: the kit stays in source/ (root-only below), and site-packages, which the worker's interpreter reads,
+# holds only a pointer to it: no reference, check or hidden seed, and no RECORD listing their hashes.
+"$PY" -m pip install --quiet -e "$ROOT/source[oracles]"
+# Everything of the kit that a student must not read is root-only; the venv stays world-readable (but for the
+# BLEU oracles, made root-only by detect() below).
+chmod -R go-rwx "$ROOT/source"
+chmod 755 "$ROOT/venv"
+"$PY" -m autograder.grader.isolation   # the sandbox users, created now rather than while grading
+"$PY" -c "from autograder.grader.isolation import detect; print(detect().note)"
+# Build the hidden data's encoder cache once, so each run starts from it.
+mkdir -p "$ROOT/cache" && chmod 700 "$ROOT/cache"
+CAPTIONKIT_CACHE="$ROOT/cache" "$PY" -c "
+import tempfile, torch
+torch.set_num_threads(1)
+from autograder.grader.context import GradingContext
+GradingContext(tempfile.mkdtemp()).data
+print('hidden data cached')"
+"""
+
+RUN_AUTOGRADER = """#!/usr/bin/env bash
+# Runs once per submission, as root. Only this script's Python writes results.json.
+set -u
+ROOT=${AUTOGRADER_ROOT:-/autograder}
+mkdir -p "$ROOT/results"
+printf '%s' '{"score": 0, "execution_time": 0, "output": "The autograder stopped before it finished grading; \\
+please tell the course staff.", "tests": []}' > "$ROOT/results/results.json"
+cd "$ROOT"
+CAPTIONKIT_CACHE="$ROOT/cache" "$ROOT/venv/bin/python" -I -m autograder gradescope-run --root "$ROOT"
+"""
+
+
+def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
+    info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
+    info.external_attr = (stat.S_IFREG | mode) << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    zf.writestr(info, data)
+
+
+def build_zip(out: Path, seed: int | None = None) -> Path:
+    """Write the autograder zip to `out`. `seed` replaces the hidden data seed in the zip's copy, and a fresh
+    hidden test secret comes with it."""
+    from autograder.grader.context import new_test_secret
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        _add(zf, "setup.sh", SETUP_SH.replace("__TORCH__", TORCH_VERSION).encode(), 0o755)
+        _add(zf, "run_autograder", RUN_AUTOGRADER.encode(), 0o755)
+        for pattern in SOURCE_FILES:
+            for path in sorted(ROOT.glob(pattern)):
+                rel = path.relative_to(ROOT).as_posix()
+                data = path.read_bytes()
+                if rel == "autograder/grader/hidden/seed.json" and seed is not None:   # a course's own: both secrets anew
+                    data = json.dumps({"seed": seed, "test_secret": new_test_secret()}).encode()
+                _add(zf, rel, data, 0o644)
+    Path(out).write_bytes(buffer.getvalue())
+    return Path(out)
+
+
+def run(root: Path) -> int:
+    """Grade root/submission into root/results/results.json (inside the container), in a process of its own
+    under a wall-clock watchdog (batch.SUBMISSION_TIME_LIMIT): past it, that process is killed, the sandbox users
+    are swept, and results.json says that grading stopped."""
+    import multiprocessing
+
+    from autograder.grader.batch import SUBMISSION_TIME_LIMIT
+    from autograder.grader.results import write_json_atomic
+    from autograder.public.client import TIME_SCALE
+    from autograder.grader.isolation import sweep_free_slots
+
+    limit = SUBMISSION_TIME_LIMIT * TIME_SCALE
+    process = multiprocessing.get_context("spawn").Process(target=_graded_in_child, args=(Path(root),))
+    process.start()
+    process.join(limit)
+    if process.is_alive():
+        process.kill()
+        process.join()
+        sweep_free_slots()
+        write_json_atomic({"score": 0, "execution_time": round(limit, 2), "tests": [],
+                           "output": f"The autograder stopped: grading took longer than {limit:.0f} s; please tell "
+                                     "the course staff."}, Path(root) / "results" / "results.json")
+        print(f"grading passed its time limit of {limit:.0f} s")
+        return 1
+    return process.exitcode
+
+
+def _graded_in_child(root: Path) -> None:
+    """The grading itself (the watchdog's child process): exits 0 once results.json is written."""
+    import sys
+    import tempfile
+
+    from autograder.grader.engine import grade
+    from autograder.grader.intake import IntakeError, Submission, module_folder, unpack
+    from autograder.grader.results import gradescope_results, write_json_atomic
+
+    results = root / "results" / "results.json"
+    submission = root / "submission"
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="captionkit-submission-") as tmp:
+        zips = sorted(submission.glob("*.zip"))
+        folder = module_folder(submission)
+        notes = []
+        if not any((folder / f"{m}.py").exists() for m in _modules()) and len(zips) == 1:
+            try:
+                folder = unpack(Submission("upload", "", zips[0]), Path(tmp))
+            except IntakeError as exc:
+                notes.append(f"could not read {zips[0].name}: {exc}")
+        report = grade(folder)
+        report.notes.extend(notes)
+    document = gradescope_results(report)
+    document["execution_time"] = round(time.monotonic() - started, 2)
+    write_json_atomic(document, results)
+    print(f"graded: {report.score:g} / {report.max_score:g}")
+    sys.stdout.flush()
+
+
+def _modules():
+    from shared.parts import MODULES
+    return MODULES
+
+
+def new_seed() -> int:
+    """A fresh hidden data seed for a course's zip."""
+    return random.SystemRandom().randrange(10 ** 6, 10 ** 9)

@@ -1,0 +1,305 @@
+"""How a worker is isolated on this machine, decided once per grading run.
+
+As root (Gradescope, CI) the worker runs as the dedicated unprivileged user `captionkit-sandbox`, in a
+network namespace with only a loopback interface when the kernel allows it. Without root (a student's
+laptop, a TA's account) it runs as the same user in a separate process with resource limits, which the
+command line reports in one line. Either way the worker gets a fresh session, a scrubbed environment and
+resource limits (set by the worker on itself before it imports student code, see autograder/worker/main.py).
+
+After every part, `sweep` kills every process of the sandbox user (a `setsid` daemon escapes the
+process-group kill) and deletes the files it left in the shared temporary folders.
+"""
+from __future__ import annotations
+
+import fcntl
+import functools
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SANDBOX_USER = "captionkit-sandbox"
+# Graders running at once (a TA's batch with --jobs N) each take their own sandbox user, so that one
+# grader's sweep never kills another's worker. A slot is held by an flock for the grader's lifetime.
+SLOTS = 16
+LOCK_DIR = Path("/run/lock/captionkit") if Path("/run/lock").is_dir() else Path("/tmp/captionkit-locks")
+TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+# Run as root in the worker's new mount namespace before the user switch: its /dev/shm (memory) and /var/tmp get
+# small tmpfs mounts of their own, so the number of files it writes there is bounded as well as their size.
+PRIVATE_TMP_BYTES = 64 * 1024 ** 2
+PRIVATE_TMP = " && ".join(f"mount -t tmpfs -o size={PRIVATE_TMP_BYTES},mode=1777,nosuid,nodev tmpfs {folder}"
+                          for folder in ("/dev/shm", "/var/tmp")) + ' && unset PWD OLDPWD && exec "$@"'
+_held_slot = None
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Isolation:
+    mode: str                       # "user": a dedicated unprivileged user; "process": same user, own process
+    uid: int | None = None
+    gid: int | None = None
+    network_namespace: bool = False
+    prefix: tuple[str, ...] = field(default=())   # put before the worker's command line
+    note: str = ""                  # one line for the person running the grader
+    private_tmp: bool = False       # /dev/shm and /var/tmp are small private tmpfs mounts in the worker's namespace
+
+    def owns(self, path: Path) -> None:
+        """Give `path` to the sandbox user (a no-op without one)."""
+        if self.uid is not None:
+            os.chown(path, self.uid, self.gid)
+
+
+def _run_quietly(cmd: list[str], timeout: float = 60) -> bool:
+    try:
+        return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              timeout=timeout).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _user(name: str) -> pwd.struct_passwd | None:
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        return None
+
+
+def slot_user(slot: int) -> str:
+    return SANDBOX_USER if slot == 0 else f"{SANDBOX_USER}-{slot}"
+
+
+def create_users() -> list[str]:
+    """Create the sandbox users that do not exist yet (as root, at install time: scripts/bootstrap.sh, the
+    Gradescope setup.sh), never while grading. Returns the names created."""
+    created = []
+    for slot in range(SLOTS):
+        name = slot_user(slot)
+        if _user(name) is None:
+            subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
+                            "--shell", "/usr/sbin/nologin", name], check=True, stdin=subprocess.DEVNULL)
+            created.append(name)
+    return created
+
+
+def _claim_user() -> pwd.struct_passwd | None:
+    """The first sandbox user no other grader on this machine holds (slot 0 is SANDBOX_USER itself)."""
+    global _held_slot
+    LOCK_DIR.mkdir(parents=True, exist_ok=True)
+    os.chmod(LOCK_DIR, 0o700)
+    for slot in range(SLOTS):
+        handle = open(LOCK_DIR / f"slot-{slot}.lock", "w")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            continue
+        user = _user(slot_user(slot))
+        if user is None:
+            handle.close()
+            return None
+        _held_slot = handle  # kept open (and locked) until this process exits
+        # A sweep before use: a grader killed by its watchdog leaves its workers to the next holder of its user.
+        sweep(Isolation("user", user.pw_uid, user.pw_gid))
+        return user
+    return None
+
+
+def sweep_free_slots() -> None:
+    """Sweep the sandbox user of every slot no grader holds now (after a batch, whose killed graders could not)."""
+    if os.geteuid() != 0 or not LOCK_DIR.is_dir():
+        return
+    for slot in range(SLOTS):
+        user = _user(slot_user(slot))
+        if user is None:
+            continue
+        with open(LOCK_DIR / f"slot-{slot}.lock", "w") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue
+            sweep(Isolation("user", user.pw_uid, user.pw_gid))
+
+
+def detect() -> Isolation:
+    """The strongest isolation this machine allows (decided once per process: a forked child decides anew,
+    so it never shares its parent's sandbox user)."""
+    return _detect(os.getpid())
+
+
+@functools.lru_cache(maxsize=4)
+def _detect(pid: int) -> Isolation:
+    """detect(), checked by actually starting Python that way."""
+    probe = [sys.executable, "-I", "-c", "import torch"]
+    private = ["unshare", "--net", "--ipc", "--mount", "--", "sh", "-c", PRIVATE_TMP, "sh"]
+    if shutil.which("unshare") and _run_quietly(private + ["true"]):
+        net = private
+    elif shutil.which("unshare") and _run_quietly(["unshare", "--net", "--ipc", "--", "true"]):
+        net = ["unshare", "--net", "--ipc", "--"]
+    else:
+        net = []
+    if os.geteuid() == 0:
+        user = _claim_user()
+        if user is None:
+            return Isolation("process", note="isolation: separate process with limits (no free sandbox user "
+                                             f"{SANDBOX_USER}[-N]: create them once, as root, with "
+                                             "scripts/bootstrap.sh or python -m autograder.grader.isolation)")
+        # The worker keeps no capability (none now, none through a setuid or file-capability program later).
+        switch = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", "--no-new-privs",
+                  "--inh-caps=-all", "--bounding-set=-all", "--"]
+        if shutil.which("setpriv") and _run_quietly(net + switch + probe):
+            protect_hidden()
+            become_subreaper()
+            where = "no network (namespace)" if net else "no namespaces (no CAP_SYS_ADMIN): sockets refused by seccomp"
+            return Isolation("user", user.pw_uid, user.pw_gid, bool(net), tuple(net + switch), private_tmp=net == private, note=
+                             f"isolation: worker runs as {user.pw_name}, no capabilities, {where}; {_capabilities()}")
+        return Isolation("process", network_namespace=bool(net), prefix=tuple(net),
+                         note=f"isolation: separate process with limits ({SANDBOX_USER} cannot run this Python: make "
+                              "the interpreter and its packages readable by other users)")
+    user_net = ["unshare", "--user", "--map-root-user", "--net", "--"]
+    if shutil.which("unshare") and _run_quietly(user_net + probe):
+        return Isolation("process", network_namespace=True, prefix=tuple(user_net),
+                         note="isolation: separate process with limits, no network (not root: no user switch)")
+    return Isolation("process", note="isolation: separate process with limits (not root: no user switch)")
+
+
+def _capabilities() -> str:
+    """Which capability set this grader runs with, in words."""
+    try:
+        effective = int(next(line.split()[1] for line in open("/proc/self/status") if line.startswith("CapEff:")), 16)
+    except (OSError, StopIteration, ValueError):
+        return "capabilities unknown"
+    return "grader has all capabilities" if effective >> 21 & 1 else "grader has no CAP_SYS_ADMIN (as in Docker)"
+
+
+# What the sandbox user must never read: reference solutions, checks (hidden properties), the hidden seed,
+# the kit's tests (they hold edited references) and the repository's history.
+HIDDEN_PATHS = ("solutions", "autograder/grader/checks", "autograder/grader/hidden", "tests", "instructor", ".git")
+
+
+# Packages the grader uses as independent oracles (BLEU): a worker that imported them could hand the check the
+# oracle's own answer. The grader (root) still imports them; the sandbox user cannot read them.
+ORACLE_PACKAGES = ("nltk", "pycocoevalcap")
+
+
+def oracle_folders() -> list[Path]:
+    """The installed folders of the oracle packages (those that are installed)."""
+    import importlib.util
+
+    folders = []
+    for name in ORACLE_PACKAGES:
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.submodule_search_locations:
+            folders += [Path(p) for p in spec.submodule_search_locations]
+    return folders
+
+
+def protect_hidden(root: Path = ROOT) -> list[str]:
+    """Make every hidden path under `root`, and the oracle packages, readable by their owner only (root).
+    Returns the paths changed."""
+    changed = []
+    for path in [*(root / rel for rel in HIDDEN_PATHS), *oracle_folders()]:
+        if path.exists() and not path.is_symlink() and path.stat().st_mode & 0o077:
+            os.chmod(path, 0o700)
+            changed.append(str(path))
+    return changed
+
+
+def become_subreaper() -> None:
+    """Adopt orphaned descendants (a worker's setsid daemons), so their zombies can be reaped here."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def _reap() -> None:
+    """Collect exited children without blocking (killed daemons would otherwise stay as zombies)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def processes_of(uid: int) -> list[int]:
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                for line in f:
+                    if line.startswith("Uid:"):
+                        if int(line.split()[1]) == uid:
+                            pids.append(int(entry))
+                        break
+        except OSError:
+            continue
+    return pids
+
+
+def sweep(isolation: Isolation) -> int:
+    """Kill every process of the sandbox user and delete its files in the temporary folders.
+    Returns how many processes were killed. A no-op without a dedicated user."""
+    if isolation.uid is None:
+        return 0
+    _reap()
+    killed = 0
+    for _ in range(20):  # a fork bomb may respawn between scans
+        pids = processes_of(isolation.uid)
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+        time.sleep(0.05)
+        _reap()
+    for tmp in TEMP_DIRS:
+        try:
+            entries = list(os.scandir(tmp))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid != isolation.uid:
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+    return killed
+
+
+# The code a worker needs, and nothing else: no checks, no references, no hidden seed.
+RUNTIME_FILES = ("autograder/__init__.py", "autograder/worker/**/*.py", "shared/*.py")
+
+
+def build_runtime(target: Path) -> Path:
+    """Copy the worker's code into `target` (world-readable, root-owned when run as root)."""
+    for pattern in RUNTIME_FILES:
+        for source in sorted(ROOT.glob(pattern)):
+            destination = target / source.relative_to(ROOT)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, destination)
+            os.chmod(destination, 0o644)
+    for folder in [target, *[p for p in target.rglob("*") if p.is_dir()]]:
+        os.chmod(folder, 0o755)
+    return target
+
+
+if __name__ == "__main__":   # python -m autograder.grader.isolation: create the sandbox users (root, at install)
+    print("created: " + (", ".join(create_users()) or "none (all exist)"))

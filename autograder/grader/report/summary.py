@@ -1,0 +1,105 @@
+"""The batch summary for TAs (`python -m autograder batch` writes DIR/summary.html): the score distribution of
+every part, the checks failed most often, and every submission with its totals (linked to its feedback report
+when `--reports` wrote one). Built from the results.json files, so a resumed batch summarises every submission.
+Staff-only: it names every student."""
+from __future__ import annotations
+
+import json
+import time
+from html import escape
+from pathlib import Path
+from urllib.parse import quote
+
+from autograder.grader import rubric as rubric_mod
+from autograder.grader.report import figures
+from autograder.grader.report.html import meter, page, points
+from shared.parts import PARTS
+
+TOP_FAILED = 15
+
+
+def failed_checks(documents: list[dict]) -> list[dict]:
+    """Per check (results.json test), how many of the graded submissions failed it, most failed first."""
+    counts: dict[tuple[str, str], dict] = {}
+    for document in documents:
+        for test in document.get("tests", []):
+            key = (str(test.get("number", "")), str(test.get("name", "")))
+            entry = counts.setdefault(key, {"number": key[0], "name": key[1], "failed": 0, "graded": 0})
+            entry["graded"] += 1
+            entry["failed"] += test.get("score", 0) < test.get("max_score", 0)
+    ranked = [e for e in counts.values() if e["failed"]]
+    return sorted(ranked, key=lambda e: (-e["failed"], [int(x) if x.isdigit() else 0 for x in e["number"].split(".")]))
+
+
+def render_summary(rows: list[dict], out: Path, generated: str | None = None) -> str:
+    """The summary page of a batch output folder `out` holding <id>/results.json (and <id>/report.html)."""
+    out = Path(out)
+    maxima = {part: sum(e.points for e in entries.values()) for part, entries in rubric_mod.load().items()}
+    maxima["total"] = sum(maxima.values())
+    graded = [r for r in rows if r.get("status") == "graded"]
+    documents = []
+    for r in graded:
+        try:
+            documents.append(json.loads((out / r["id"] / "results.json").read_text()))
+        except (OSError, ValueError):
+            continue
+    columns = {p.module: [float(r.get(p.module, 0.0)) for r in graded] for p in PARTS}
+    columns["total"] = [float(r.get("total", 0.0)) for r in graded]
+    histogram = ('<p class="note">No graded submission yet.</p>' if not graded else
+                 f'<img class="plot" src="{figures.data_uri(figures.histograms(columns, maxima))}" '
+                 'alt="score distribution per part">')
+
+    failed = failed_checks(documents)[:TOP_FAILED]
+    failed_rows = "".join(
+        f'<tr data-check-number="{escape(e["number"])}"><td class="num">{escape(e["number"])}</td>'
+        f'<td>{escape(e["name"])}</td><td class="num">{e["failed"]}</td>'
+        f'<td class="num">{100 * e["failed"] / max(e["graded"], 1):.0f}%</td></tr>' for e in failed)
+    failed_table = ('<p class="note">No check failed.</p>' if not failed else
+                    '<table class="failed"><thead><tr><th class="num">#</th><th>check</th><th class="num">failed</th>'
+                    f'<th class="num">of graded</th></tr></thead><tbody>{failed_rows}</tbody></table>')
+
+    head = "".join(f'<th class="num" title="{escape(p.title)}">{p.number}</th>' for p in PARTS)
+    body_rows = []
+    for r in sorted(rows, key=lambda r: str(r.get("id", ""))):
+        ident = str(r.get("id", ""))
+        report = out / ident / "report.html"
+        label = escape(ident)
+        if report.is_file():
+            label = f'<a href="{escape(quote(ident, safe=""))}/report.html">{label}</a>'
+        cells = "".join(f'<td class="num">{points(float(r[p.module]))}</td>' if p.module in r else "<td></td>"
+                        for p in PARTS)
+        total = r.get("total")
+        status = str(r.get("status", ""))
+        body_rows.append(f'<tr class="submission" data-id="{escape(ident)}"><td>{label}</td>'
+                         f'<td>{escape(str(r.get("name", "")))}</td>{cells}'
+                         f'<td class="num">{"" if total is None else points(float(total))}</td>'
+                         f'<td>{"" if status == "graded" else escape(status)}</td></tr>')
+    submissions = ('<table class="submissions"><thead><tr><th>id</th><th>name</th>' + head +
+                   '<th class="num">total</th><th>status</th></tr></thead><tbody>' + "".join(body_rows) +
+                   "</tbody></table>")
+
+    mean = sum(columns["total"]) / len(graded) if graded else 0.0
+    generated = generated or time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    part_means = "".join(
+        f"<tr><td>Part {p.number}</td><td>{escape(p.title)}</td>"
+        f"<td>{meter(sum(columns[p.module]) / len(graded) if graded else 0.0, maxima.get(p.module, 0.0))}</td>"
+        f'<td class="num">{(sum(columns[p.module]) / len(graded) if graded else 0.0):.1f} / '
+        f"{points(maxima.get(p.module, 0.0))}</td></tr>" for p in PARTS)
+    body = (f"<header><h1>Batch summary</h1><p class=\"meta\">{len(rows)} submissions, {len(graded)} graded "
+            f"&middot; {escape(generated)}</p>"
+            f'<p class="total" data-graded="{len(graded)}">Mean total: {mean:.1f} / {points(maxima["total"])}</p>'
+            f'<p class="notice">For course staff: this page names every student.</p></header><main>'
+            f'<section class="part" id="distribution"><h2>Score distribution per part</h2>'
+            f'<table class="parts"><thead><tr><th>part</th><th>topic</th><th>mean</th><th class="num">points</th></tr>'
+            f'</thead><tbody>{part_means}</tbody></table><figure class="figure wide" data-figure="histograms">'
+            f"{histogram}</figure></section>"
+            f'<section class="part" id="failed"><h2>Checks failed most often</h2>{failed_table}</section>'
+            f'<section class="part" id="submissions"><h2>Submissions</h2>{submissions}</section></main>')
+    return page("Batch summary", body)
+
+
+def write_summary(rows: list[dict], out: Path) -> Path:
+    """Write out/summary.html; return its path."""
+    path = Path(out) / "summary.html"
+    path.write_text(render_summary(rows, out), encoding="utf-8")
+    return path

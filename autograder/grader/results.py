@@ -1,0 +1,89 @@
+"""Scores out: Gradescope's results.json (written atomically) and the per-part table."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from autograder.grader.engine import GradeReport
+from shared.parts import BY_MODULE, PARTS
+
+# Public checks are visible at once; hidden ones after the due date, so students see their total then.
+GRADESCOPE_VISIBILITY = {"public": "visible", "hidden": "after_due_date"}
+
+
+def gradescope_results(report: GradeReport) -> dict:
+    """The results.json document: one test per check, tagged with its part's module name."""
+    tests = [{
+        "name": f"Part {BY_MODULE[r.part].number} ({r.part}): {r.description}",
+        "number": r.number,
+        "score": r.score,
+        "max_score": r.max_score,
+        "status": "passed" if r.passed else "failed",
+        "visibility": GRADESCOPE_VISIBILITY[r.visibility],
+        "output": r.output,
+        "tags": [r.part, r.visibility],
+    } for r in report.results]
+    return {"score": report.score, "execution_time": round(report.seconds, 2),
+            "output": "\n".join(report.notes + part_lines(tests)), "tests": tests}
+
+
+def part_lines(tests: list[dict]) -> list[str]:
+    """One line per graded part, in part order: "Part 3 bleu: 15 / 15" (the top of results.json's output)."""
+    lines = []
+    for p in PARTS:
+        mine = [t for t in tests if p.module in t["tags"]]
+        if mine:
+            lines.append(f"Part {p.number} {p.module}: {sum(t['score'] for t in mine):g} / "
+                         f"{sum(t['max_score'] for t in mine):g}")
+    return lines
+
+
+PART_LINE = re.compile(r"^Part [1-7] \w+: ")
+
+
+def merge_results(old: dict, new: dict, parts: tuple[str, ...]) -> dict:
+    """A results.json document: `old` with the tests of `parts` replaced by those of `new` (a grade of those parts
+    only), in rubric order; the score and the part lines recomputed, the notes of the newer run, the seconds of
+    both runs added. A full grade and a merge of the same outcomes give the same document, seconds aside."""
+    kept = [t for t in old.get("tests", []) if not set(t["tags"]) & set(parts)]
+    tests = sorted(kept + [t for t in new["tests"] if set(t["tags"]) & set(parts)],
+                   key=lambda t: [int(x) for x in t["number"].split(".")])
+    notes = [line for line in new.get("output", "").splitlines() if not PART_LINE.match(line)]
+    return {"score": sum(t["score"] for t in tests),
+            "execution_time": round(old.get("execution_time", 0) + new.get("execution_time", 0), 2),
+            "output": "\n".join(notes + part_lines(tests)), "tests": tests}
+
+
+def write_json_atomic(document: dict, path: Path) -> None:
+    """Write to a temporary file beside `path`, then rename over it: readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".results-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump(document, f, indent=2)
+    os.replace(tmp, path)
+
+
+def table(report: GradeReport, show_checks: bool = True) -> str:
+    """A plain-text table: one line per check (optional) and the total of each part."""
+    lines = []
+    totals = report.part_totals()
+    for p in PARTS:
+        if p.module not in totals:
+            continue
+        got, out_of = totals[p.module]
+        lines.append(f"Part {p.number} {p.module:14s} {got:6.1f} / {out_of:5.1f}")
+        if show_checks:
+            for r in (r for r in report.results if r.part == p.module):
+                mark = "PASS" if r.passed else "FAIL"
+                lines.append(f"    {r.number:5s} {mark}  {r.score:4.1f}/{r.max_score:<4.1f} {r.name}"
+                             + ("" if r.passed else f"\n{_indent(r.output, 18)}"))
+    lines.append(f"{'total':21s} {report.score:6.1f} / {report.max_score:5.1f}   ({report.seconds:.1f} s)")
+    return "\n".join(lines)
+
+
+def _indent(text: str, n: int) -> str:
+    return "\n".join(" " * n + line for line in text.splitlines()[:12])

@@ -1,0 +1,52 @@
+"""The checks of every part, one module per part. A check is a function `check_fn(student)` that
+calls recipes in the student's worker (`student.call(...)`), compares the results with the reference
+computed here, and raises CheckFailed (autograder.public.compare) with a message naming the case.
+
+Points and visibility live in autograder/grader/rubric.json, not here; a check's docstring's first line
+is the property it tests, which is all a hidden check ever shows.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Callable
+
+from shared.parts import MODULES
+
+
+@dataclass(frozen=True)
+class Check:
+    part: str
+    name: str
+    fn: Callable
+    timeout: float          # seconds for the whole check (every recipe call of it together)
+    training: bool = False  # trains a model on the hidden data (the slow kind)
+    # For a training check: ctx -> the time budget of the student's run (it times the reference once per
+    # grading run; the engine calls it before any worker of the run exists, the check calls it again for free).
+    budget: Callable | None = None
+
+    @property
+    def description(self) -> str:
+        return (self.fn.__doc__ or self.name).strip().splitlines()[0]
+
+
+_REGISTRY: dict[str, list[Check]] = {}
+
+
+def check(timeout: float = 30.0, training: bool = False, budget: Callable | None = None):
+    """Register a check of the part whose module defines it, named after the function."""
+    def register(fn: Callable) -> Callable:
+        part = fn.__module__.rsplit(".", 1)[-1]
+        _REGISTRY.setdefault(part, []).append(Check(part, fn.__name__, fn, timeout, training, budget))
+        return fn
+    return register
+
+
+def checks_of(part: str) -> list[Check]:
+    """The checks of one part, in definition order."""
+    importlib.import_module(f"autograder.grader.checks.{part}")
+    return list(_REGISTRY.get(part, []))
+
+
+def all_checks() -> dict[str, list[Check]]:
+    return {part: checks_of(part) for part in MODULES}

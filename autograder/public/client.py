@@ -1,0 +1,411 @@
+"""The grading process's side of the sandbox: start a worker for one part, call recipes in it with
+a time limit, and kill it (its whole process group) when it overruns or misbehaves.
+
+Student code never runs in this process. What comes back is plain data, checked by the caller.
+"""
+from __future__ import annotations
+
+import builtins
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Protocol
+
+import torch
+
+from autograder.worker import recipes
+from autograder.worker import protocol
+from autograder.worker.forbidden import READABLE
+from autograder.grader.isolation import Isolation, processes_of, sweep
+from autograder.public.staging import stage
+from autograder.worker.main import clean
+from autograder.public.source_scan import banned_uses
+
+STARTUP_TIMEOUT = 60.0
+TREE_MEMORY_BYTES = 6 * 1024 ** 3   # the default of Limits.tree_memory_bytes
+# Multiplies every wall-clock limit of the sandbox and the engine: 1 on a grading machine; larger where many
+# grading runs share few cores (the kit's own test suite sets it), so correct code is never cut off by load.
+TIME_SCALE = float(os.environ.get("CAPTIONKIT_TIME_SCALE", "1"))
+
+
+class StudentError(Exception):
+    """The student's code raised. `kind` is the exception type, `detail` its message, `where` the
+    lines of the student's file it came from."""
+
+    def __init__(self, kind: str, detail: str, where: str = ""):
+        super().__init__(f"{kind}: {detail}")
+        self.kind, self.detail, self.where = kind, detail, where
+
+
+class OverMemory(Exception):
+    """The worker's process tree used more memory than Limits.tree_memory_bytes."""
+
+
+class WorkerDied(Exception):
+    """The worker exited, was killed, or overran its time limit. The message is one line."""
+
+
+@dataclass
+class Limits:
+    """Resource limits of a worker, set by the worker on itself before it imports student code."""
+    memory_bytes: int = 3 * 1024 ** 3      # address space: torch needs about 1 GiB to import
+    file_bytes: int = 16 * 1024 ** 2       # the largest file it may write (its output file included)
+    processes: int = 64                    # per user: enforced for the sandbox user, not for root
+    cpu_seconds: int = 900                 # a backstop: wall-clock limits per call and per part come first
+    # All the worker's processes together (proportional set size) and the files its user keeps in memory-backed
+    # temporary folders: watched while the grader waits for a reply (no cgroup is assumed to be delegated).
+    tree_memory_bytes: int = field(default_factory=lambda: TREE_MEMORY_BYTES)
+
+
+class StudentWorker(Protocol):
+    """What the engine needs of a worker serving one part: the sandboxed process below, or the in-process
+    stand-in of the benchmarks (benchmarks/inprocess_worker.py)."""
+    import_error: StudentError | None   # the student's module could not be imported (then nothing runs)
+    dead_reason: str | None             # why the worker stopped, once it has
+    deadline: float | None              # time.monotonic() at which the part's time is up
+    check_deadline: float | None        # the same for the running check (the engine sets it)
+    on_progress: Callable[[int, int, float], None] | None   # told (epoch, epochs, loss) after each training epoch
+
+    @property
+    def alive(self) -> bool: ...
+
+    def call(self, recipe: str, timeout: float = 20.0, **kwargs): ...
+
+    def restart(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+# (part, submission folder, scratch folder, {earlier part: reference source}, part deadline) -> a worker
+WorkerFactory = Callable[[str, Path, Path, "dict[str, str]", "float | None"], StudentWorker]
+
+
+class Worker:
+    """One worker process serving one part's recipes over a pair of pipes.
+
+    `scratch` is this part's folder: staging/ (the module, read-only to the worker), work/ (the worker's
+    current and home folder, owned by the sandbox user) and output.txt (what the student's code printed).
+    `references` maps earlier parts' names to their reference source, installed in the worker's memory.
+    """
+
+    def __init__(self, module: str, submission: Path, scratch: Path, runtime: Path, isolation: Isolation,
+                 references: dict[str, str] | None = None, limits: Limits | None = None,
+                 deadline: float | None = None):
+        self.module = module
+        self.scratch = Path(scratch)
+        self.runtime, self.isolation = Path(runtime), isolation
+        self.references = references or {}
+        self.limits = limits or Limits()
+        self.deadline = deadline
+        self.check_deadline: float | None = None   # set by the engine for each check
+        self.on_progress = None   # set by the engine: on_progress(epoch, epochs, loss) after each training epoch
+        self.proc: subprocess.Popen | None = None
+        self.dead_reason: str | None = None
+        self.import_error: StudentError | None = None
+        self.scratch.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.scratch, 0o711)
+        self.staging = stage(module, Path(submission), self.scratch / "staging")
+        # The staged module is the grader's alone (0700): its text goes to the worker through the start message, so
+        # no other process, of this sandbox user or another, can open it by its path.
+        os.chmod(self.staging, 0o700)
+        self.source = (self.staging / f"{module}.py").read_bytes().decode("utf-8", errors="replace")
+        # Every op some recipe of this part bans, and where the module's source names it (or the ban's machinery).
+        forbidden_ops = tuple(sorted({op for name, fn in recipes.load(module).items() if name.startswith(f"{module}.")
+                                      for op in fn.forbid}))
+        self.banned = banned_uses(self.source, forbidden_ops)
+        try:
+            self._start()
+        except BaseException:  # never leave a worker running behind an error of the grader's
+            self.kill("the grader failed while starting the worker")
+            raise
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def _start(self) -> None:
+        work = self.scratch / "work"
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir()
+        os.chmod(work, 0o700)
+        self.isolation.owns(work)
+        self.work = work
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        self.stdout = open(self.scratch / "output.txt", "ab")
+        os.chmod(self.scratch / "output.txt", 0o600)
+        lim = self.limits
+        cmd = [*self.isolation.prefix, sys.executable, "-I", "-B", "--check-hash-based-pycs", "always",
+               "-X", "faulthandler", str(self.runtime / "autograder" / "worker" / "main.py"),
+               "--module", self.module,
+               "--requests", str(req_r), "--replies", str(rep_w), "--memory", str(lim.memory_bytes),
+               "--cpu", str(lim.cpu_seconds), "--file-size", str(lim.file_bytes), "--processes", str(lim.processes)]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.stdout, stderr=subprocess.STDOUT,
+                                     pass_fds=(req_r, rep_w), cwd=work, start_new_session=True,
+                                     env=self._environment())
+        os.close(req_r)
+        os.close(rep_w)
+        self.requests, self.replies = protocol.nonblocking(req_w), rep_r
+        startup, cut_by_deadline = STARTUP_TIMEOUT * TIME_SCALE, False
+        if self.deadline is not None and self.deadline - time.monotonic() < startup:
+            startup, cut_by_deadline = max(self.deadline - time.monotonic(), 1.0), True
+        try:
+            protocol.send(self.requests, {"references": self.references, "source": self.source}, timeout=startup)
+            hello = protocol.receive(self.replies, timeout=startup)
+        except protocol.ChannelTimeout:
+            self.kill("the part's time limit was reached" if cut_by_deadline else "the worker did not start in time")
+            return
+        except (protocol.ChannelClosed, protocol.MessageTooLarge, OSError) as exc:
+            self.kill(f"the worker did not start ({type(exc).__name__})")
+            return
+        except Exception:  # noqa: BLE001 (an unreadable message: the worker's, so the student's)
+            self.kill("the worker sent a malformed start-up message")
+            return
+        if type(hello) is dict and hello == {"ready": True}:
+            return
+        error = _error_fields(hello.get("error")) if isinstance(hello, dict) and set(hello) == {"ready", "error"} \
+            and hello["ready"] is False else None
+        if error is None:
+            self.kill("the worker sent a malformed start-up message")
+            return
+        self.import_error = StudentError(*error)
+        self.kill(f"{self.module}.py could not be imported: {self.import_error}")
+
+    def _environment(self) -> dict:
+        """A scrubbed environment: nothing of the grader's but what Python and torch need."""
+        return {"PATH": "/usr/bin:/bin", "HOME": str(self.work), "TMPDIR": str(self.work), "LANG": "C.UTF-8",
+                "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTHONHASHSEED": "0", "CUDA_VISIBLE_DEVICES": os.environ.get("CAPTIONKIT_WORKER_CUDA", "")}
+
+    @property
+    def alive(self) -> bool:
+        return self.proc is not None and self.dead_reason is None and self.proc.poll() is None
+
+    def kill(self, reason: str) -> None:
+        """Kill the worker's whole process group, then every process of the sandbox user; remember why."""
+        if self.dead_reason is None:
+            self.dead_reason = reason
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        sweep(self.isolation)
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        for fd in ("requests", "replies"):
+            if getattr(self, fd, None) is not None:
+                try:
+                    os.close(getattr(self, fd))
+                except OSError:
+                    pass
+                setattr(self, fd, None)
+
+    def close(self) -> None:
+        self.kill("closed")
+        self.stdout.close()
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def restart(self) -> None:
+        """A fresh worker for the same part (after a crash or a timeout in one check)."""
+        self.kill("restarted")
+        self.stdout.close()
+        self.dead_reason = None
+        self._start()
+
+    # -- calls ---------------------------------------------------------------------------------
+    def call(self, recipe: str, timeout: float = 20.0, **kwargs):
+        """Run `recipe` on the student's module with `kwargs`; return its (plain-data) result.
+
+        Raises StudentError when the student's code raised, WorkerDied when the worker is gone or
+        overran `timeout` seconds (it is then killed)."""
+        if not self.alive:
+            raise WorkerDied(self.dead_reason or "the worker is not running")
+        timeout *= TIME_SCALE
+        started, limit_name = time.monotonic(), None
+        for name, deadline in (("the check's time limit", self.check_deadline), ("the part's time limit", self.deadline)):
+            if deadline is None:
+                continue
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.kill(f"{name} was reached")
+                raise WorkerDied(self.dead_reason)
+            if left < timeout:
+                timeout, limit_name = left, name
+        try:
+            protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs}, timeout=timeout)
+            deadline = started + timeout
+            reply = protocol.receive(self.replies, timeout=max(deadline - time.monotonic(), 0.0),
+                                     watch=self._watch_memory)
+            while type(reply) is dict and "progress" in reply:   # a training epoch ended: show it, read on
+                epoch = progress_of(reply)
+                if epoch is None:
+                    self.kill("sent a malformed progress message")
+                    raise WorkerDied(self.dead_reason)
+                if self.on_progress is not None:
+                    self.on_progress(*epoch)
+                reply = protocol.receive(self.replies, timeout=max(deadline - time.monotonic(), 0.0),
+                                         watch=self._watch_memory)
+        except protocol.ChannelTimeout:
+            self.kill(f"{limit_name} was reached" if limit_name else f"timed out after {timeout:.0f} s")
+            raise WorkerDied(self.dead_reason)
+        except OverMemory as exc:
+            self.kill(str(exc))
+            raise WorkerDied(self.dead_reason)
+        except (protocol.ChannelClosed, BrokenPipeError):
+            code = self.proc.wait(timeout=10)
+            self.kill(_describe_exit(code))
+            raise WorkerDied(self.dead_reason)
+        except Exception as exc:  # an unreadable or oversized reply
+            self.kill(f"sent an unreadable reply ({type(exc).__name__})")
+            raise WorkerDied(self.dead_reason)
+        if isinstance(reply, dict) and set(reply) == {"error"}:
+            error = _error_fields(reply["error"])
+            if error is not None:
+                raise StudentError(*error)
+        elif isinstance(reply, dict) and set(reply) == {"ok"} and _plain(reply["ok"]):
+            self._refuse_banned(recipe)
+            return reply["ok"]
+        self.kill("sent a malformed reply")
+        raise WorkerDied(self.dead_reason)
+
+    def _watch_memory(self) -> None:
+        """Raise OverMemory when the worker's processes and its user's files in memory use more than the limit."""
+        if self.proc is None:
+            return
+        used = tree_memory(self.proc.pid, self.isolation.uid)
+        if used > self.limits.tree_memory_bytes:
+            raise OverMemory(f"the worker's processes used {used / 2 ** 30:.1f} GiB of memory together "
+                             f"(the limit is {self.limits.tree_memory_bytes / 2 ** 30:.1f} GiB)")
+
+    def _refuse_banned(self, recipe: str) -> None:
+        """The grader's own half of the ban (autograder.public.source_scan): a recipe that bans an op earns nothing
+        from a module whose source names it, whatever the worker's half let through."""
+        for op in getattr(recipes.RECIPES.get(recipe), "forbid", ()):
+            if op in self.banned:
+                raise StudentError("ForbiddenOpError", f"your module's source uses {READABLE[op]} or the grader's "
+                                   f"ban of it ({self.banned[op]}); this check compares against it, so it earns no "
+                                   "credit here")
+
+
+# The exception kinds a message may name: Python's built-in exceptions and the ban's own error. Any other name
+# (the worker reduces every exception to one of these, but the student's code can replace the worker's reducer)
+# becomes "Exception": a class name is text the student's code chose, and may carry a hidden check's inputs.
+KINDS = frozenset(name for name, value in vars(builtins).items()
+                  if isinstance(value, type) and issubclass(value, BaseException)) | {"ForbiddenOpError"}
+
+
+def _error_fields(error) -> tuple[str, str, str] | None:
+    """(kind, message, where) of a well-formed error message from the worker, or None. Message and where are
+    cleaned and capped here again: the worker's own cleaning runs beside the student's code."""
+    if not (isinstance(error, dict) and set(error) <= {"type", "message", "where"}
+            and all(type(v) is str for v in error.values())):
+        return None
+    kind = error.get("type", "Exception")
+    return (kind if kind in KINDS else "Exception", clean(error.get("message", ""), 800),
+            clean(error.get("where", ""), 1500))
+
+
+MAX_DEPTH = 20
+
+
+def _plain(value, depth: int = 0) -> bool:
+    """Whether a reply's value is plain data the checks may compute with: exact built-in types, and tensors
+    whose elements all lie in their own storage (a zero-stride view of one element would make the grader
+    allocate for every index it claims)."""
+    if depth > MAX_DEPTH:
+        return False
+    if value is None or type(value) in (bool, int, float, str):
+        return True
+    if type(value) is torch.Tensor:
+        return value.layout == torch.strided and not value.requires_grad and \
+            value.numel() * value.element_size() <= value.untyped_storage().nbytes()
+    if type(value) in (list, tuple):
+        return all(_plain(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return all(type(k) in (str, int, tuple) and _plain(k, depth + 1) and _plain(v, depth + 1)
+                   for k, v in value.items())
+    return False
+
+
+MEMORY_TEMP_DIRS = ("/dev/shm",)   # temporary folders whose files take memory, not disk
+
+
+def _proportional_bytes(pid: int) -> int:
+    """The process's proportional set size (shared pages divided among their users); where that is unreadable
+    (another user's process needs CAP_SYS_PTRACE, which Docker's default set lacks), its resident memory less
+    its shared file pages, which counts a forked child's copy-on-write pages once per process (an over-count)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        with open(f"/proc/{pid}/statm") as f:
+            fields = f.read().split()
+            return (int(fields[1]) - int(fields[2])) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _session_of(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[3])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def tree_memory(leader: int, uid: int | None) -> int:
+    """Bytes used by the worker's processes (every process of the sandbox user `uid`; without one, the worker's
+    session led by `leader`) and by that user's files in memory-backed temporary folders."""
+    pids = processes_of(uid) if uid is not None else \
+        [int(p) for p in os.listdir("/proc") if p.isdigit() and _session_of(int(p)) == leader]
+    total = sum(_proportional_bytes(pid) for pid in pids)
+    for folder in MEMORY_TEMP_DIRS if uid is not None else ():
+        for dirpath, dirnames, filenames in os.walk(folder):
+            for name in filenames:
+                try:
+                    info = os.lstat(os.path.join(dirpath, name))
+                except OSError:
+                    continue
+                if info.st_uid == uid:
+                    total += info.st_blocks * 512
+    return total
+
+
+MAX_EPOCHS = 10_000
+
+
+def progress_of(message) -> tuple[int, int, float] | None:
+    """(epoch, epochs, loss) of a worker's progress message {"progress": {"epoch": e, "epochs": n, "loss": x}}
+    with 1 <= e <= n <= MAX_EPOCHS, exact ints and a float; None for anything else (student code can send it)."""
+    if not isinstance(message, dict) or set(message) != {"progress"}:
+        return None
+    body = message["progress"]
+    if not isinstance(body, dict) or set(body) != {"epoch", "epochs", "loss"}:
+        return None
+    epoch, epochs, loss = body["epoch"], body["epochs"], body["loss"]
+    if type(epoch) is not int or type(epochs) is not int or type(loss) is not float:
+        return None
+    return (epoch, epochs, loss) if 1 <= epoch <= epochs <= MAX_EPOCHS else None
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "the worker stopped answering"
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
+        return f"the worker was killed by {name}" + (" (likely out of memory)" if name == "SIGKILL" else "")
+    return f"the worker exited with status {code} (the student's code ended the process)"
+
+
+def remove_tree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,229 @@
+"""The worker: the only process that imports student code.
+
+Started by autograder.public.client from a copy of the code it needs (isolation.build_runtime), with one
+part's module staged alone in a folder. In order, before any student code runs, it limits its own
+resources (an unprivileged process cannot raise them back), caps its printed output, and installs the
+reference modules of earlier parts that the grader sent it (in memory: the files stay unreadable). Then
+it imports the student's module and answers requests `{"recipe": name, "kwargs": {...}}` with
+`{"ok": result}` or `{"error": {...}}` until the channel closes; a training recipe sends
+`{"progress": {"epoch": e, "epochs": n, "loss": x}}` after each epoch before its answer. Requests and replies are plain data
+(autograder.worker.protocol).
+
+    python -I -B RUNTIME/autograder/worker/main.py --module decoding --requests FD --replies FD ...
+
+The student's module arrives as text in the first message (the staged file is readable by the grader only); it
+is compiled under the name SUBMISSION/<module>.py, a path that exists nowhere, and its lines are given to
+linecache so that tracebacks show them.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import io
+import linecache
+import os
+import resource
+import sys
+import time
+import traceback
+import types
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+SUBMISSION = "/submission"   # the folder the student's module is said to come from (tracebacks name its file only)
+PRINT_CAP = 64 * 1024  # bytes of student output kept per stream; the rest is counted and dropped
+
+
+class CappedStream(io.TextIOBase):
+    """A text stream that passes the first PRINT_CAP bytes to `target` and drops the rest."""
+
+    def __init__(self, target):
+        self.target, self.written, self.dropped = target, 0, 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        data = str(text)
+        room = max(PRINT_CAP - self.written, 0)
+        if room:
+            self.target.write(data[:room])
+            self.target.flush()
+        self.written += min(len(data), room)
+        self.dropped += max(len(data) - room, 0)
+        return len(data)
+
+
+def limit_resources(memory: int, cpu: int, file_size: int, processes: int) -> None:
+    """Soft and hard limits at once, so the student's code cannot raise them."""
+    for name, value in (("RLIMIT_AS", memory), ("RLIMIT_CPU", cpu), ("RLIMIT_FSIZE", file_size),
+                        ("RLIMIT_NPROC", processes), ("RLIMIT_CORE", 0), ("RLIMIT_NOFILE", 256)):
+        try:
+            resource.setrlimit(getattr(resource, name), (value, value))
+        except (ValueError, OSError):  # already lower, or not settable here
+            pass
+
+
+def install_references(sources: dict[str, str]) -> None:
+    """Make `solutions.<part>` importable from source text held in memory."""
+    package = types.ModuleType("solutions")
+    package.__path__ = []
+    sys.modules["solutions"] = package
+    for name, text in sources.items():
+        module = types.ModuleType(f"solutions.{name}")
+        sys.modules[module.__name__] = module
+        exec(compile(text, f"<reference {name}>", "exec"), module.__dict__)
+        setattr(package, name, module)
+
+
+def _student_frames(exc: BaseException, staging: str) -> str:
+    """The traceback lines that lie in the student's file: where their code failed, nothing of ours."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(staging)]
+    for f in frames:
+        f.filename = os.path.basename(f.filename)
+    return "".join(traceback.format_list(frames[-3:]))
+
+
+def clean(text: str, limit: int) -> str:
+    """Printable text only (newlines and tabs kept), capped: what student code says reaches feedback."""
+    text = "".join(ch for ch in str(text) if ch in "\n\t" or (ch.isprintable() and ch not in "\x1b\r"))
+    return text if len(text) <= limit else text[:limit] + " [...]"
+
+
+def _kind(exc: BaseException) -> str:
+    """The exception's type as the grader reports it: the nearest built-in class in its ancestry (or the
+    grader's own ForbiddenOpError). Any other class name, even one claiming a trusted module, is text the
+    student's code may have chosen."""
+    import builtins
+
+    from autograder.worker.forbidden import ForbiddenOpError
+
+    for cls in type(exc).__mro__:
+        if cls is ForbiddenOpError or getattr(builtins, cls.__name__, None) is cls:
+            return cls.__name__
+    return "BaseException"
+
+
+def _error(exc: BaseException, staging: str) -> dict:
+    message = str(exc) if not isinstance(exc, RecursionError) else "maximum recursion depth exceeded"
+    return {"type": _kind(exc), "message": clean(message, 800), "where": clean(_student_frames(exc, staging), 1500)}
+
+
+def sanitize(obj, depth: int = 0):
+    """Plain data only: tensors (detached, on the CPU), numbers, strings, None, lists, tuples, dicts.
+    Anything else becomes {"__unsupported__": type name}, which the grader reports as a wrong type."""
+    import torch
+
+    if depth > 20:
+        return {"__unsupported__": "a structure nested too deeply"}
+    if obj is None or type(obj) in (bool, int, float, str):
+        return obj
+    # Subclasses (numpy.float64, a class that lies in __float__) cross as their true base value.
+    if isinstance(obj, bool):
+        return bool(int.__int__(obj))
+    if isinstance(obj, int):
+        return int.__int__(obj)
+    if isinstance(obj, float):
+        return float.__float__(obj)
+    if isinstance(obj, str):
+        return str.__str__(obj)
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu().clone()
+    if isinstance(obj, (list, tuple)):
+        items = [sanitize(x, depth + 1) for x in obj]
+        return items if isinstance(obj, list) else tuple(items)
+    if isinstance(obj, dict) and all(isinstance(k, (str, int, tuple)) for k in obj):
+        return {k: sanitize(v, depth + 1) for k, v in obj.items()}
+    return {"__unsupported__": type(obj).__name__}
+
+
+def import_student(module: str, source: str):
+    """Run the student's `source` as the module `module` (registered first, so `import <module>` inside it and
+    dataclasses resolve to it)."""
+    path = os.path.join(SUBMISSION, f"{module}.py")
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)   # no mtime: never evicted
+    spec = importlib.util.spec_from_loader(module, loader=None, origin=path)
+    mod = importlib.util.module_from_spec(spec)
+    mod.__file__ = path
+    sys.modules[module] = mod
+    exec(compile(source, path, "exec", dont_inherit=True), mod.__dict__)
+    return mod
+
+
+def serve(module: str, requests: int, replies: int) -> None:
+    import torch
+
+    from autograder.worker import protocol
+    from autograder.worker.forbidden import ForbiddenOpError, bound_references, forbid, originals
+    from autograder.worker.memory import release_memory
+    from shared.training import seed_everything
+
+    torch.set_num_threads(1)
+    start = protocol.receive(requests)
+    install_references(start["references"])  # the source text is not kept
+    source, start = start["source"], None
+    from autograder.worker import recipes
+    registry = recipes.load(module)
+    sys.stdout, sys.stderr = CappedStream(sys.stdout), CappedStream(sys.stderr)
+    known = originals()
+    try:
+        student = import_student(module, source)
+    except BaseException as exc:  # a syntax error, an exception at import, even SystemExit
+        protocol.send(replies, {"ready": False, "error": _error(exc, SUBMISSION)})
+        return
+    bound = bound_references(student, known)
+    protocol.send(replies, {"ready": True})
+    recipes._report_progress = lambda epoch, epochs, loss: protocol.send(
+        replies, {"progress": {"epoch": int(epoch), "epochs": int(epochs), "loss": float(loss)}})
+    staging = SUBMISSION
+    while True:
+        try:
+            request = protocol.receive(requests)
+        except protocol.ChannelClosed:
+            return
+        fn = registry.get(request.get("recipe"))
+        if fn is None:
+            protocol.send(replies, {"error": {"type": "UnknownRecipe", "message": str(request.get("recipe")),
+                                              "where": ""}})
+            continue
+        started = time.perf_counter()
+        try:
+            seed_everything(0)  # every call starts from the same state of Python's, NumPy's and torch's generators
+            held = [op for op in fn.forbid if op in bound]
+            if held:
+                raise ForbiddenOpError(f"your module holds the reference this check compares against "
+                                       f"({bound[held[0]]}); it earns no credit here")
+            with forbid(*fn.forbid):
+                result = fn(student, **request.get("kwargs", {}))
+            reply = {"ok": sanitize(result)}
+        except BaseException as exc:  # student code may raise anything, SystemExit and KeyboardInterrupt included
+            reply = {"error": _error(exc, staging)}
+        protocol.send(replies, reply)
+        if time.perf_counter() - started > 0.25:  # a long call (training) leaves a large heap; a short one costs
+            request = reply = result = None        # less than a collection would
+            release_memory()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--module", required=True)
+    parser.add_argument("--requests", type=int, required=True)
+    parser.add_argument("--replies", type=int, required=True)
+    parser.add_argument("--memory", type=int, required=True)
+    parser.add_argument("--cpu", type=int, required=True)
+    parser.add_argument("--file-size", type=int, required=True)
+    parser.add_argument("--processes", type=int, required=True)
+    args = parser.parse_args()
+    limit_resources(args.memory, args.cpu, args.file_size, args.processes)
+    from autograder.worker.confine import confine
+    problem = confine()
+    if problem:
+        print(f"worker: {problem}", file=sys.stderr, flush=True)
+    try:
+        serve(args.module, args.requests, args.replies)
+    finally:
+        os._exit(0)  # skip atexit handlers and threads the student's code may have left behind
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""Recipes: the only code that runs next to student code.
+
+A recipe takes the student's module and plain data (tensors, numbers, strings), builds whatever
+the check needs (a toy model, a student model with injected weights), calls the student's code and
+returns plain data. Recipes hold no expected values and no hidden inputs: those stay in the grading
+process (`autograder/grader/checks/`), which sends inputs and compares what comes back.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+RECIPES: dict[str, Callable] = {}
+# Set by the worker around each call: sends one progress message to the grader (sandbox/protocol.py). Progress is
+# shown to the person grading, never used in a verdict; the grader validates every message's shape.
+_report_progress: Callable[[int, int, float], None] | None = None
+
+
+def recipe(name: str | None = None, forbid: tuple[str, ...] = ()):
+    """Register a recipe as `<part>.<function name>`. `forbid` names reference ops (see
+    autograder.worker.forbidden) that are unavailable while the recipe runs."""
+    def register(fn: Callable) -> Callable:
+        part = fn.__module__.rsplit(".", 1)[-1]
+        key = f"{part}.{name or fn.__name__}"
+        if key in RECIPES:
+            raise ValueError(f"recipe {key} registered twice")
+        fn.forbid = forbid
+        RECIPES[key] = fn
+        return fn
+    return register
+
+
+def report_extra(make: Callable):
+    """make(), or None when it raises: what a recipe computes only for the feedback report (figures of the
+    student's trained model) must never fail a check."""
+    try:
+        return make()
+    except Exception:  # noqa: BLE001 (the report says the figure is missing)
+        return None
+
+
+def epoch_done(epoch: int, epochs: int, loss: float) -> None:
+    """Tell the grader that training epoch `epoch` of `epochs` ended with this mean loss (shared.training.train's
+    on_epoch). A no-op outside a worker."""
+    if _report_progress is not None:
+        _report_progress(epoch, epochs, loss)
+
+
+def epoch_counter(batches_per_epoch: int, epochs: int) -> Callable[[float], None]:
+    """For a training loop that is not shared.training.train (StyleNet's, in the student's module): a function to
+    call with each batch's loss; every `batches_per_epoch` calls it reports an epoch and its mean loss."""
+    losses: list[float] = []
+
+    def batch_done(loss: float) -> None:
+        losses.append(float(loss))
+        if len(losses) % batches_per_epoch == 0:
+            epoch_done(len(losses) // batches_per_epoch, epochs, sum(losses[-batches_per_epoch:]) / batches_per_epoch)
+    return batch_done
+
+
+def load_split(path: str) -> dict:
+    """The hidden inputs a training check shared (autograder.grader.training.share_split):
+    grids, tokens, targets, attributes, test_grids, test_attributes."""
+    import torch
+
+    index = torch.load(path, weights_only=True)
+    encoded = torch.load(index["encoder_file"], weights_only=True, mmap=True)
+    return {"grids": encoded["tr_grid"], "tokens": index["tokens"], "targets": index["targets"],
+            "attributes": encoded["tr_attr"], "test_grids": encoded["te_grid"], "test_attributes": encoded["te_attr"]}
+
+
+def load(part: str) -> dict[str, Callable]:
+    """Import the recipes of one part and return the registry."""
+    importlib.import_module(f"autograder.worker.recipes.{part}")
+    return RECIPES

@@ -1,0 +1,107 @@
+"""Part 1 recipes: the ReLU step, the loss and the captioner, with weights injected by the grader,
+and training on the hidden data (decoded with the reference greedy decoder: Part 2 is graded first)."""
+from __future__ import annotations
+
+import torch
+
+from autograder.worker.recipes import epoch_done, load_split, recipe, report_extra
+from shared.training import seed_everything, train
+from shared.vocab import T_MAX
+from solutions.decoding import beam_search, greedy_decode
+
+
+def _model(student, sizes, weights):
+    """The student's ShowTellRNN of the given sizes with every parameter overwritten by the grader's."""
+    model = student.ShowTellRNN(**sizes)
+    with torch.no_grad():
+        for name, value in weights.items():
+            model.get_parameter(name).copy_(value)
+    return model
+
+
+@recipe(forbid=("rnn_cell",))
+def relu_step(student, x, h, W_xh, W_hh, b, image_term=None):
+    if image_term is None:  # the call a student writes when there is no image at this step
+        return student.relu_rnn_step(x, h, W_xh, W_hh, b)
+    return student.relu_rnn_step(x, h, W_xh, W_hh, b, image_term)
+
+
+@recipe()
+def loss_and_grad(student, logits, captions):
+    """caption_loss and its gradient with respect to the logits (None when the loss carries no graph)."""
+    logits = logits.clone().requires_grad_(True)
+    loss = student.caption_loss(logits, captions)
+    grad = None
+    if isinstance(loss, torch.Tensor) and loss.requires_grad:
+        (grad,) = torch.autograd.grad(loss.sum(), logits, allow_unused=True)
+    return loss, grad
+
+
+@recipe(forbid=("rnn_cell",))
+def init_state(student, sizes, weights, features):
+    with torch.no_grad():
+        return _model(student, sizes, weights).init_state(features)
+
+
+@recipe(forbid=("rnn_cell",))
+def step(student, sizes, weights, tokens, state):
+    with torch.no_grad():
+        return _model(student, sizes, weights).step(tokens, tuple(state))
+
+
+@recipe(forbid=("rnn_cell",))
+def forward(student, sizes, weights, features, captions):
+    with torch.no_grad():
+        return _model(student, sizes, weights)(features, captions)
+
+
+@recipe(forbid=("rnn_cell",))
+def step_by_step(student, sizes, weights, features, captions):
+    """Decode with teacher inputs: init_state, then step on captions[:, t] for every t < T - 1."""
+    model = _model(student, sizes, weights)
+    out = []
+    with torch.no_grad():
+        state = model.init_state(features)
+        for t in range(captions.shape[1] - 1):
+            log_probs, state = model.step(captions[:, t], state)
+            out.append(log_probs)
+    return out
+
+
+@recipe()
+def inputs_after_calls(student, sizes, weights, x, h, W_xh, W_hh, b, image_term, logits, targets, features,
+                       captions, tokens, state):
+    """Call every Part 1 function once; return what its inputs (and the model's parameters) hold afterwards."""
+    student.relu_rnn_step(x, h, W_xh, W_hh, b, image_term)
+    student.caption_loss(logits, targets)
+    model = _model(student, sizes, weights)
+    model.init_state(features)
+    model.step(tokens, state)
+    model(features, captions)
+    return {"relu_rnn_step": {"x": x, "h_prev": h, "W_xh": W_xh, "W_hh": W_hh, "b": b, "image_term": image_term},
+            "caption_loss": {"logits": logits, "captions": targets},
+            "ShowTellRNN": {"features": features, "captions": captions, "tokens": tokens, "state[0]": state[0],
+                            "state[1]": state[1]},
+            "parameters": {name: p.detach() for name, p in model.named_parameters()}}
+
+
+@recipe()
+def train_and_decode(student, data, epochs, batch_size, seed, shown=4, beam_width=3):
+    """Train the student's ShowTellRNN with the kit's loop and the student's caption_loss on the grids in
+    file `data` (autograder.grader.training.share_split); return greedy captions of its test grids, the
+    training curve and, for the feedback report, the reference beam search's beams and scores on the first
+    `shown` test grids (None if that fails: the report is optional)."""
+    d = load_split(data)
+    grids, tokens = d["grids"], d["tokens"]
+    seed_everything(seed)
+    model = student.ShowTellRNN()
+    history = train(model, lambda m, idx: student.caption_loss(m(grids[idx], tokens[idx]), tokens[idx]),
+                    len(tokens), epochs, batch_size, seed=seed, on_epoch=epoch_done)
+    with torch.no_grad():
+        predicted = greedy_decode(model, model.init_state(d["test_grids"]), T_MAX)
+
+    def beams():
+        with torch.no_grad():
+            tokens, scores = beam_search(model, model.init_state(d["test_grids"][:shown]), beam_width, T_MAX)
+        return {"tokens": tokens, "scores": scores}
+    return {"tokens": predicted, "losses": history.losses, "beams": report_extra(beams)}

@@ -1,0 +1,83 @@
+"""For benchmarks only: the worker's interface with student code imported into the grading process.
+
+This is what the sandbox exists to avoid (student code could read expected values, patch the checks or
+write results); benchmarks/sandbox_overhead.py uses it to measure what the sandbox costs. It is not part of
+the kit's package: nothing the kit ships can grade without the sandbox.
+
+    python benchmarks/inprocess_worker.py SUBMISSION [--part PART ...]   # grade in-process, print the table
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from autograder.public.client import StudentError  # noqa: E402
+from autograder.public.staging import stage  # noqa: E402
+from autograder.worker import recipes  # noqa: E402
+from autograder.worker.forbidden import forbid  # noqa: E402
+from autograder.worker.main import sanitize  # noqa: E402
+
+
+class InProcessWorker:
+    """autograder.public.client.StudentWorker with the student's module imported here: no process, no limits."""
+
+    def __init__(self, module: str, submission: Path, scratch: Path, *args, **kwargs):
+        self.module, self.dead_reason, self.import_error = module, None, None
+        staging = stage(module, Path(submission), Path(scratch) / "staging")
+        spec = importlib.util.spec_from_file_location(f"_inprocess_{module}", staging / f"{module}.py")
+        self.student = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = self.student  # as an import does: dataclasses look their module up there
+        try:
+            spec.loader.exec_module(self.student)
+        except Exception as exc:
+            self.import_error = StudentError(type(exc).__name__, str(exc))
+        self.registry = recipes.load(module)
+
+    alive = True
+    deadline = check_deadline = None   # no time limits: nothing can stop code running in this process
+
+    def call(self, recipe: str, timeout: float = 20.0, **kwargs):
+        import torch
+
+        fn = self.registry[recipe]
+        torch.manual_seed(0)
+        try:
+            with forbid(*fn.forbid):
+                return sanitize(fn(self.student, **kwargs))
+        except Exception as exc:
+            raise StudentError(type(exc).__name__, str(exc)) from None
+
+    def restart(self) -> None:
+        pass
+
+    def close(self) -> None:
+        sys.modules.pop(f"_inprocess_{self.module}", None)
+
+
+def in_process_workers(part: str, submission: Path, scratch: Path, references: dict[str, str],
+                       deadline: float | None) -> InProcessWorker:
+    """A worker factory (autograder.public.client.WorkerFactory) for engine.grade: every part in this process.
+    The references of earlier parts are this process's own `solutions` package."""
+    return InProcessWorker(part, submission, scratch)
+
+
+def main() -> int:
+    from autograder.grader.engine import grade
+    from autograder.grader.results import table
+    from shared.parts import MODULES
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("submission", type=Path)
+    parser.add_argument("--part", action="append", choices=MODULES, help="grade only this part (repeatable)")
+    args = parser.parse_args()
+    report = grade(args.submission, parts=tuple(args.part) if args.part else None, worker_factory=in_process_workers)
+    print(table(report))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
