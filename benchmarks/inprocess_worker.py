@@ -62,12 +62,14 @@ def in_process_workers(part: str, submission: Path, scratch: Path, references: d
                        deadline: float | None) -> InProcessWorker:
     """A worker factory (autograder.public.client.WorkerFactory) for engine.grade: every part in this process.
     The references of earlier parts are this process's own `solutions` package."""
+    for name in references:
+        recipes.REFERENCES[name] = importlib.import_module(f"solutions.{name}")
     return InProcessWorker(part, submission, scratch)
 
 
 def main() -> int:
     from autograder.grader.engine import grade
-    from autograder.grader.results import table
+    from autograder.public.runner import table
     from shared.parts import MODULES
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

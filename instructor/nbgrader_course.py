@@ -21,13 +21,14 @@ from nbgrader import utils as nbgrader_utils
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder.grader import rubric as rubric_mod
+from autograder.grader import templates
 from instructor.stubs import generate_stubs, lint_stub, stub_diff
 from shared.parts import BY_MODULE, MODULES, PARTS
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE_ID = "captionkit"
-# Written at the top of the generated config: write_course only ever replaces a config that has it.
-CONFIG_HEADER = "# nbgrader configuration of a captionkit course, written by `python -m instructor nbgrader-course`."
+# The first line of the generated config: write_course only ever replaces a config that has it.
+CONFIG_HEADER = templates.text("nbgrader_config.py.in").splitlines()[0]
 # Parts whose checks train the student's model on the hidden data (autograder/grader/checks/<part>.py uses ctx.budget).
 TRAINING_PARTS = ("show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")
 # Any stderr output of a cell is removed before scoring (IgnorePattern): a grade cell's score is the
@@ -125,88 +126,13 @@ def build_notebook(points: dict[str, float] | None = None) -> nbformat.NotebookN
 
 
 def config_text() -> str:
-    """The text of nbgrader_config.py (the same for every assignment of the course)."""
+    """The text of nbgrader_config.py (the same for every assignment of the course), from its template
+    autograder/grader/templates/nbgrader_config.py.in."""
     modules = ",\n               ".join(", ".join(f'"{m}.py"' for m in MODULES[i:i + 4]) for i in (0, 4))
     limits = cell_timeouts()
     timeouts = ", ".join(f'"{part}": {seconds}' for part, seconds in limits.items())
-    return f'''{CONFIG_HEADER}
-# Run nbgrader from this folder (it reads ./nbgrader_config.py); trait names are those of nbgrader 0.9.6.
-import os
-
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import (CheckCellMetadata, ClearHiddenTests, ClearOutput, DeduplicateIds,
-                                    GetGrades, OverwriteCells, OverwriteKernelspec)
-
-from instructor.nbgrader_course import DropUngradedCode
-
-c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
-ROOT = os.path.dirname(os.path.abspath(__file__))
-
-# nbgrader/coursedir.py CourseDirectory: the course lives in this folder, the gradebook too.
-c.CourseDirectory.course_id = "{COURSE_ID}"
-c.CourseDirectory.root = ROOT
-c.CourseDirectory.db_url = "sqlite:///" + os.path.join(ROOT, "gradebook.db")
-# Never copied between steps (submitted -> autograded -> feedback): caches and a hypothesis database.
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", ".hypothesis", ".cache"]
-# The grade cells run in autograded/<student>/<assignment>/; the hidden data set's cache (shared/encoder.py)
-# would default to ./.cache/captionkit there, and be copied into the student's feedback. Keep it here.
-os.environ.setdefault("CAPTIONKIT_CACHE", os.path.join(ROOT, ".cache", "captionkit"))
-
-# nbgrader/converters/autograde.py Autograde.exclude_overwriting: {{assignment: [files NOT to overwrite]}}.
-# Before executing, autograde copies every non-notebook file of source/<assignment>/ over the submission;
-# the copies here are the stubs, so without this every student would be graded on the stubs (0 points).
-# Listed for every assignment folder holding the kit's modules: the student's own modules are graded, and
-# a module the student did not submit is missing (its part scores 0).
-KIT_MODULES = [{modules}]
-_source = os.path.join(ROOT, "source")
-c.Autograde.exclude_overwriting = {{
-    assignment: [m for m in KIT_MODULES if os.path.isfile(os.path.join(_source, assignment, m))]
-    for assignment in (sorted(os.listdir(_source)) if os.path.isdir(_source) else [])
-}}
-
-# nbgrader/preprocessors/overwritecells.py OverwriteCells.add_missing_cells (default False): a grade cell
-# the student deleted is put back from the gradebook and graded, instead of waiting for manual grading.
-c.OverwriteCells.add_missing_cells = True
-# Autograde.sanitize_preprocessors, nbgrader's list plus DropUngradedCode after OverwriteCells: code cells
-# a student added to the notebook are removed before anything runs (they could replace grade_part).
-c.Autograde.sanitize_preprocessors = [ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells,
-                                      DropUngradedCode, CheckCellMetadata]
-
-# nbgrader/preprocessors/execute.py Execute (nbclient's NotebookClient): per-cell time limits. The default
-# of 30 s per cell would stop every training part. Execute.timeout_func (nbclient) gives each grade cell
-# its own limit, keyed by grade_id; Execute.timeout is the limit of any other cell.
-CELL_TIMEOUTS = {{{timeouts}}}
-c.Execute.timeout = {max(limits.values())}
-
-
-def _cell_timeout(cell):
-    grade_id = cell.get("metadata", {{}}).get("nbgrader", {{}}).get("grade_id")
-    return CELL_TIMEOUTS.get(grade_id, {max(limits.values())})
-
-
-c.Execute.timeout_func = _cell_timeout
-# On a timeout interrupt the kernel, record the cell as a CellTimeoutError (0 points) and go on with the
-# next part, rather than abandoning the whole submission (nbgrader's default, stated here on purpose).
-c.Execute.interrupt_on_timeout = True
-
-# nbgrader/preprocessors/ignorepattern.py IgnorePattern (runs after Execute, before the scores are saved):
-# nbgrader.utils.determine_grade gives 0 to a grade cell with ANY stderr output, so a library warning
-# (torch, hypothesis, a C++ "[W ...]" line) would zero a correct part. A grade cell's score is the number
-# grade_part returns, and the kit's own messages go to stdout, so every stderr output is dropped.
-c.IgnorePattern.enabled = True
-c.IgnorePattern.pattern = r"{IGNORE_STDERR}"
-
-# nbgrader/converters/generate_feedback.py GenerateFeedback.preprocessors: nbgrader's list with
-# ClearHiddenTests first. The kit's notebook has no hidden region (hidden checks live in the grader and
-# print only their property), so this only guards cells an instructor might add later (nbgrader #917).
-c.GenerateFeedback.preprocessors = [ClearHiddenTests, GetGrades, CSSHTMLHeaderPreprocessor]
-
-# ClearSolutions and CheckCellMetadata keep nbgrader's defaults: the notebook has no solution cell (the
-# modules are already stubs), and CheckCellMetadata makes generate_assignment and autograde fail on
-# malformed nbgrader metadata.
-c.ClearSolutions.enforce_metadata = True
-c.CheckCellMetadata.enabled = True
-'''
+    return templates.render("nbgrader_config.py.in", COURSE_ID=COURSE_ID, MODULES=modules, TIMEOUTS=timeouts,
+                            MAX_TIMEOUT=max(limits.values()), IGNORE_STDERR=IGNORE_STDERR)
 
 
 def _stubs() -> dict[str, str]:

@@ -185,7 +185,7 @@ def build_notebook(part: str, variant: str, source: str, path: str) -> str:
 def public_checks(part: str) -> list[tuple[str, float, str]]:
     """(name, points, description) of every public check of `part`, in the rubric's order."""
     from autograder.grader import rubric
-    from autograder.public.checks import checks_of
+    from autograder.grader.checks import checks_of
 
     entries = rubric.load().get(part, {})
     described = {c.name: c.description for c in checks_of(part)}
@@ -214,7 +214,7 @@ def test_file_source(part: str, checks: list[tuple[str, float, str]]) -> str:
         '"""',
         "from otter.test_files import test_case",
         "",
-        "from autograder.public.otter_checks import PublicChecks",
+        "from autograder.grader.otter_checks import PublicChecks",
         "",
         "OK_FORMAT = False",
         f"name = {part!r}",

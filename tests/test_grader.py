@@ -11,7 +11,7 @@ import pytest
 
 from autograder.grader import rubric as rubric_mod
 from autograder.__main__ import main as cli
-from autograder.public.checks import all_checks
+from autograder.grader.checks import all_checks
 from autograder.grader.engine import grade
 from autograder.grader.results import gradescope_results
 from autograder.grader.sample import build as build_sample

@@ -29,8 +29,8 @@ from nbclient import NotebookClient
 from otter.test_files import ExceptionTestFile
 
 from autograder.grader import rubric
-from autograder.public.checks import checks_of
-from autograder.public.otter_checks import PublicCheckFailed, PublicChecks
+from autograder.grader.checks import checks_of
+from autograder.grader.otter_checks import PublicCheckFailed, PublicChecks
 from instructor import notebooks
 from instructor.__main__ import main
 from shared.notebook import setup, todo_line

@@ -18,7 +18,7 @@ import torch
 
 from autograder.grader import rubric as rubric_mod
 from autograder.grader import sample
-from autograder.public.checks import all_checks
+from autograder.grader.checks import all_checks
 from autograder.grader.context import GradingContext, hidden_seed
 from autograder.grader.engine import CheckResult, GradeReport
 from autograder.grader.report import reference as reference_curves

@@ -11,21 +11,17 @@ import os
 import tempfile
 import time
 import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
 
 from autograder.grader import rubric as rubric_mod
-from autograder.public.checks import Check, checks_of
-from autograder.public.compare import CheckFailed
 from autograder.grader.context import GradingContext
-from autograder.public.progress import Progress
-from autograder.public.client import TIME_SCALE, StudentError, Worker, WorkerDied, WorkerFactory, remove_tree
+from autograder.grader.checks import Check, checks_of
 from autograder.grader.isolation import Isolation, build_runtime, detect
-from autograder.worker.memory import release_memory
-from autograder.public.staging import StagingError
-from autograder.worker.main import clean
+from autograder.public.client import TIME_SCALE, Worker, WorkerFactory, remove_tree
+from autograder.public.progress import Progress
+from autograder.public.runner import GRADER_ERROR, CheckResult, GradeReport, grade_part
 from shared.parts import BY_MODULE, MODULES
 
 GRADING_ORDER = ("bleu", "decoding", "show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")
@@ -38,91 +34,6 @@ assert all(GRADING_ORDER.index(r) < GRADING_ORDER.index(p) for p, refs in REFERE
 SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
 # Wall-clock seconds a part may take in all (worker start-ups, every check, training included).
 PART_TIME_LIMIT = 300.0
-OUTPUT_LIMIT = 2000  # characters of feedback per check
-GRADER_ERROR = "the grader could not run this check (an error on the grader's side; tell the course staff)"
-
-
-@dataclass
-class CheckResult:
-    part: str
-    name: str
-    number: str
-    description: str
-    score: float
-    max_score: float
-    visibility: str             # "public" or "hidden"
-    output: str                 # what the student may see
-    seconds: float
-    staff_note: str = ""        # details for TAs only (never in student-visible fields)
-
-    @property
-    def passed(self) -> bool:
-        return self.score >= self.max_score
-
-
-@dataclass
-class GradeReport:
-    results: list[CheckResult] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    # part -> {key: plain data} the checks kept with ctx.keep (figures of the student's own trained models, for
-    # autograder/grader/report); never in results.json
-    artifacts: dict[str, dict] = field(default_factory=dict)
-
-    @property
-    def score(self) -> float:
-        return sum(r.score for r in self.results)
-
-    @property
-    def max_score(self) -> float:
-        return sum(r.max_score for r in self.results)
-
-    def part_totals(self) -> dict[str, tuple[float, float]]:
-        totals = {}
-        for r in self.results:
-            got, out_of = totals.get(r.part, (0.0, 0.0))
-            totals[r.part] = (got + r.score, out_of + r.max_score)
-        return totals
-
-
-def _outcome(exc: BaseException, chk: Check, visible: bool) -> tuple[str, str] | None:
-    """(student-visible output, staff note) for a failure, or None if `exc` is not a verdict on the student."""
-    if isinstance(exc, CheckFailed):
-        message = str(exc).split("\nFalsifying example")[0].strip()
-        hidden = f"failed: {chk.description}" + (f" ({exc.safe})" if exc.safe else "")
-        return (message if visible else hidden), message
-    if isinstance(exc, StudentError):
-        where = f"\n{exc.where.rstrip()}" if exc.where else ""
-        shown = f"your code raised {exc.kind}: {exc.detail}{where}" if visible else f"your code raised {exc.kind}"
-        return shown, f"{exc.kind}: {exc.detail}{where}"
-    if isinstance(exc, WorkerDied):
-        return str(exc), str(exc)
-    return None
-
-
-def _candidates(exc: BaseException):
-    """`exc`, what it wraps (hypothesis may wrap the verdict), and the members of exception groups."""
-    yield exc
-    for inner in (exc.__cause__, exc.__context__):
-        if inner is not None:
-            yield inner
-    for member in getattr(exc, "exceptions", ()):  # a FlakyFailure or other exception group
-        yield from _candidates(member)
-
-
-def _run_check(chk: Check, worker, ctx: GradingContext, visible: bool) -> tuple[bool, str, str]:
-    """(passed, student-visible output, staff note) for one check."""
-    try:
-        chk.fn(worker, ctx)
-        return True, "passed", ""
-    except Exception as exc:
-        for candidate in _candidates(exc):
-            outcome = _outcome(candidate, chk, visible)
-            if outcome is not None:
-                shown, note = outcome
-                return False, clean(shown, OUTPUT_LIMIT), clean(note, 4 * OUTPUT_LIMIT)
-        note = "".join(traceback.format_exception(exc))[-3000:]
-        return False, GRADER_ERROR, note
 
 
 def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...] | None = None,
@@ -221,59 +132,10 @@ def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                 entries: dict[str, rubric_mod.Entry], public_only: bool, worker_factory: WorkerFactory,
                 skip_training: bool = False, progress: Progress | None = None,
                 deadline: float | None = None) -> list[CheckResult]:
-    checks = _graded_checks(part, entries, public_only, skip_training)
-    progress = progress or Progress()
-    part_number = BY_MODULE[part].number
-    results = []
-
-    def result(i: int, chk: Check, passed: bool, output: str, seconds: float, note: str = "") -> CheckResult:
-        entry = entries[chk.name]
-        return CheckResult(part, chk.name, f"{part_number}.{i + 1}", chk.description,
-                           entry.points if passed else 0.0, entry.points, entry.visibility, output, seconds, note)
-
+    """The part's graded checks run against one worker of the part (autograder.public.runner.grade_part), until
+    `deadline` (default: PART_TIME_LIMIT from now)."""
     references = {name: (SOLUTIONS / f"{name}.py").read_text() for name in REFERENCES[part]}
-    try:
-        worker = worker_factory(part, submission, scratch, references,
-                                deadline if deadline is not None else time.monotonic() + PART_TIME_LIMIT * TIME_SCALE)
-    except StagingError as exc:
-        return [result(i, c, False, str(exc), 0.0) for i, c in enumerate(checks)]
-    worker.on_progress = progress.epoch
-    try:
-        if worker.import_error is not None:
-            err = worker.import_error
-            line = f"{part}.py could not be imported: {err.kind}: {err.detail}"
-            return [result(i, c, False, line, 0.0, err.where) for i, c in enumerate(checks)]
-        if not worker.alive:
-            return [result(i, c, False, worker.dead_reason or "the worker did not start", 0.0)
-                    for i, c in enumerate(checks)]
-        # Public checks first, then the hidden ones in a fresh worker: nothing a hidden check passes to the student's
-        # code (the same inputs on every run) can be kept and shown in a public check's feedback.
-        order = sorted(range(len(checks)), key=lambda i: entries[checks[i].name].visibility != "public")
-        served_public = False   # the running worker has seen a public check's inputs
-        for step, i in enumerate(order):
-            chk = checks[i]
-            visible = entries[chk.name].visibility == "public"
-            if not visible and served_public and (worker.deadline is None or time.monotonic() < worker.deadline):
-                worker.restart()
-                served_public = False
-            t0 = time.monotonic()
-            if worker.deadline is not None and t0 >= worker.deadline:
-                results.append(result(i, chk, False, f"not run: the part's time limit ({PART_TIME_LIMIT:.0f} s) "
-                                                     "was reached", 0.0))
-                continue
-            worker.check_deadline = t0 + chk.timeout * TIME_SCALE
-            progress.check(f"{part_number}.{i + 1}", chk.name, chk.training)
-            passed, output, note = _run_check(chk, worker, ctx, visible)
-            progress.check_done()
-            results.append(result(i, chk, passed, output, time.monotonic() - t0, note))
-            served_public = served_public or visible
-            if chk.training:  # the large heaps; a collection costs about 0.2 s, too much after every check
-                release_memory()
-            # A crash or a timeout costs this check; the next one (if there is time for it) gets a fresh worker.
-            if not worker.alive and step + 1 < len(order) and (worker.deadline is None
-                                                               or time.monotonic() < worker.deadline):
-                worker.restart()
-                served_public = False
-        return results
-    finally:
-        worker.close()
+    deadline = deadline if deadline is not None else time.monotonic() + PART_TIME_LIMIT * TIME_SCALE
+    return grade_part(part, BY_MODULE[part].number, _graded_checks(part, entries, public_only, skip_training),
+                      entries, lambda: worker_factory(part, submission, scratch, references, deadline), ctx,
+                      PART_TIME_LIMIT, progress)

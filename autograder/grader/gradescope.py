@@ -3,7 +3,7 @@
     python -m autograder gradescope-zip --out autograder.zip [--seed N]
     python -m autograder gradescope-run [--root /autograder]      (inside the container)
 
-The zip holds `setup.sh` and `run_autograder` at its root beside the kit's source (Gradescope extracts it
+The zip holds `setup.sh` and `run_autograder` (autograder/grader/templates/) at its root beside the kit's source (Gradescope extracts it
 into /autograder/source and copies run_autograder to /autograder). On Gradescope's default
 image (Ubuntu 22.04) setup.sh installs a CPU-only torch and the kit into /autograder/venv, creates the
 sandbox user, makes the source, the reference solutions, the checks and the hidden seed readable by root
@@ -25,60 +25,15 @@ import time
 import zipfile
 from pathlib import Path
 
+from autograder.grader import templates
+
 ROOT = Path(__file__).resolve().parents[2]
 # The installable kit, without tests, notebooks or generated stubs.
 SOURCE_FILES = ("pyproject.toml", "README.md", "shared/*.py", "solutions/*.py", "autograder/*.py",
                 "autograder/worker/**/*.py", "autograder/public/**/*.py", "autograder/grader/*.py",
-                "autograder/grader/*.json", "autograder/grader/checks/*.py", "autograder/grader/hidden/*.json")
+                "autograder/grader/*.json", "autograder/grader/checks/*.py", "autograder/grader/hidden/*.json",
+                "autograder/grader/templates/*")
 TORCH_VERSION = "2.13.0"
-
-SETUP_SH = """#!/usr/bin/env bash
-# Runs once, as root, when Gradescope builds the image.
-set -euo pipefail
-ROOT=${AUTOGRADER_ROOT:-/autograder}
-if [ -z "${CAPTIONKIT_SKIP_APT:-}" ] && ! python3 -m venv --help >/dev/null 2>&1; then
-    apt-get update -qq && apt-get install -y -qq python3 python3-venv python3-pip util-linux
-fi
-python3 -m venv "$ROOT/venv"
-PY="$ROOT/venv/bin/python"
-"$PY" -m pip install --quiet --upgrade pip || true
-# CPU-only torch: PyTorch's CPU index serves torch==X+cpu, preferred over PyPI's CUDA build of X.
-INDEX=${TORCH_CPU_INDEX:-https://download.pytorch.org/whl/cpu}
-if "$PY" -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + '/torch/', timeout=5)" "$INDEX" 2>/dev/null; then
-    "$PY" -m pip install --quiet --extra-index-url "$INDEX" "torch==__TORCH__"
-else
-    "$PY" -m pip install --quiet "torch==__TORCH__"
-fi
-# Editable: the kit stays in source/ (root-only below), and site-packages, which the worker's interpreter reads,
-# holds only a pointer to it: no reference, check or hidden seed, and no RECORD listing their hashes.
-"$PY" -m pip install --quiet -e "$ROOT/source[oracles]"
-# Everything of the kit that a student must not read is root-only; the venv stays world-readable (but for the
-# BLEU oracles, made root-only by detect() below).
-chmod -R go-rwx "$ROOT/source"
-chmod 755 "$ROOT/venv"
-"$PY" -m autograder.grader.isolation   # the sandbox users, created now rather than while grading
-"$PY" -c "from autograder.grader.isolation import detect; print(detect().note)"
-# Build the hidden data's encoder cache once, so each run starts from it.
-mkdir -p "$ROOT/cache" && chmod 700 "$ROOT/cache"
-CAPTIONKIT_CACHE="$ROOT/cache" "$PY" -c "
-import tempfile, torch
-torch.set_num_threads(1)
-from autograder.grader.context import GradingContext
-GradingContext(tempfile.mkdtemp()).data
-print('hidden data cached')"
-"""
-
-RUN_AUTOGRADER = """#!/usr/bin/env bash
-# Runs once per submission, as root. Only this script's Python writes results.json.
-set -u
-ROOT=${AUTOGRADER_ROOT:-/autograder}
-mkdir -p "$ROOT/results"
-printf '%s' '{"score": 0, "execution_time": 0, "output": "The autograder stopped before it finished grading; \\
-please tell the course staff.", "tests": []}' > "$ROOT/results/results.json"
-cd "$ROOT"
-CAPTIONKIT_CACHE="$ROOT/cache" "$ROOT/venv/bin/python" -I -m autograder gradescope-run --root "$ROOT"
-"""
-
 
 def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
     info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
@@ -94,8 +49,8 @@ def build_zip(out: Path, seed: int | None = None) -> Path:
 
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as zf:
-        _add(zf, "setup.sh", SETUP_SH.replace("__TORCH__", TORCH_VERSION).encode(), 0o755)
-        _add(zf, "run_autograder", RUN_AUTOGRADER.encode(), 0o755)
+        _add(zf, "setup.sh", templates.render("setup.sh", TORCH_VERSION=TORCH_VERSION).encode(), 0o755)
+        _add(zf, "run_autograder", templates.render("run_autograder").encode(), 0o755)
         for pattern in SOURCE_FILES:
             for path in sorted(ROOT.glob(pattern)):
                 rel = path.relative_to(ROOT).as_posix()

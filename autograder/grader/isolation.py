@@ -23,6 +23,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.public.client import processes_of
+
 SANDBOX_USER = "captionkit-sandbox"
 # Graders running at once (a TA's batch with --jobs N) each take their own sandbox user, so that one
 # grader's sweep never kills another's worker. A slot is held by an flock for the grader's lifetime.
@@ -40,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @dataclass(frozen=True)
 class Isolation:
+    """The grader's isolation of its workers on this machine (implements autograder.public.client.Isolation)."""
     mode: str                       # "user": a dedicated unprivileged user; "process": same user, own process
     uid: int | None = None
     gid: int | None = None
@@ -52,6 +55,10 @@ class Isolation:
         """Give `path` to the sandbox user (a no-op without one)."""
         if self.uid is not None:
             os.chown(path, self.uid, self.gid)
+
+    def sweep(self) -> int:
+        """Kill every process of the sandbox user and delete its temporary files (the module's `sweep`)."""
+        return sweep(self)
 
 
 def _run_quietly(cmd: list[str], timeout: float = 60) -> bool:
@@ -228,23 +235,6 @@ def _reap() -> None:
             return
         if pid == 0:
             return
-
-
-def processes_of(uid: int) -> list[int]:
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/status") as f:
-                for line in f:
-                    if line.startswith("Uid:"):
-                        if int(line.split()[1]) == uid:
-                            pids.append(int(entry))
-                        break
-        except OSError:
-            continue
-    return pids
 
 
 def sweep(isolation: Isolation) -> int:

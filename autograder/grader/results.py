@@ -1,4 +1,4 @@
-"""Scores out: Gradescope's results.json (written atomically) and the per-part table."""
+"""Scores out: Gradescope's results.json (written atomically); the per-part table is autograder.public.runner.table."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from autograder.grader.engine import GradeReport
+from autograder.public.runner import GradeReport
 from shared.parts import BY_MODULE, PARTS
 
 # Public checks are visible at once; hidden ones after the due date, so students see their total then.
@@ -65,25 +65,3 @@ def write_json_atomic(document: dict, path: Path) -> None:
     with os.fdopen(fd, "w") as f:
         json.dump(document, f, indent=2)
     os.replace(tmp, path)
-
-
-def table(report: GradeReport, show_checks: bool = True) -> str:
-    """A plain-text table: one line per check (optional) and the total of each part."""
-    lines = []
-    totals = report.part_totals()
-    for p in PARTS:
-        if p.module not in totals:
-            continue
-        got, out_of = totals[p.module]
-        lines.append(f"Part {p.number} {p.module:14s} {got:6.1f} / {out_of:5.1f}")
-        if show_checks:
-            for r in (r for r in report.results if r.part == p.module):
-                mark = "PASS" if r.passed else "FAIL"
-                lines.append(f"    {r.number:5s} {mark}  {r.score:4.1f}/{r.max_score:<4.1f} {r.name}"
-                             + ("" if r.passed else f"\n{_indent(r.output, 18)}"))
-    lines.append(f"{'total':21s} {report.score:6.1f} / {report.max_score:5.1f}   ({report.seconds:.1f} s)")
-    return "\n".join(lines)
-
-
-def _indent(text: str, n: int) -> str:
-    return "\n".join(" " * n + line for line in text.splitlines()[:12])

@@ -4,18 +4,13 @@ checks run only on the grader and show only the property they test."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import jsonschema
 
+from autograder.public.runner import Entry
+
 HERE = Path(__file__).resolve().parent
-
-
-@dataclass(frozen=True)
-class Entry:
-    points: float
-    visibility: str  # "public" or "hidden"
 
 
 def load(path: Path = HERE / "rubric.json") -> dict[str, dict[str, Entry]]:

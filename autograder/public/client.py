@@ -21,9 +21,8 @@ import torch
 from autograder.worker import recipes
 from autograder.worker import protocol
 from autograder.worker.forbidden import READABLE
-from autograder.grader.isolation import Isolation, processes_of, sweep
 from autograder.public.staging import stage
-from autograder.worker.main import clean
+from autograder.worker.protocol import clean
 from autograder.public.source_scan import banned_uses
 
 STARTUP_TIMEOUT = 60.0
@@ -60,6 +59,40 @@ class Limits:
     # All the worker's processes together (proportional set size) and the files its user keeps in memory-backed
     # temporary folders: watched while the grader waits for a reply (no cgroup is assumed to be delegated).
     tree_memory_bytes: int = field(default_factory=lambda: TREE_MEMORY_BYTES)
+
+
+class Isolation(Protocol):
+    """How a worker is kept apart from the process that starts it. The grader decides it per machine
+    (autograder/grader/isolation.py: a dedicated user, namespaces); where students run their own code on their
+    own machine, a separate process with limits is enough (SEPARATE_PROCESS)."""
+    uid: int | None              # the sandbox user, whose processes are the worker's (None: no dedicated user)
+    gid: int | None              # the sandbox user's group, the only one that may read the staged module
+    prefix: tuple[str, ...]      # put before the worker's command line (namespaces, the user switch)
+    note: str                    # one line for the person running the checks
+
+    def owns(self, path: Path) -> None:
+        """Give `path` to the sandbox user (a no-op without one)."""
+
+    def sweep(self) -> int:
+        """Kill every process the sandbox user left behind; return how many (0 without one)."""
+
+
+@dataclass(frozen=True)
+class SeparateProcess:
+    """Isolation by a separate process with resource limits only: no user switch, no namespaces."""
+    uid: None = None
+    gid: None = None
+    prefix: tuple[str, ...] = ()
+    note: str = "isolation: separate process with limits"
+
+    def owns(self, path: Path) -> None:
+        pass
+
+    def sweep(self) -> int:
+        return 0
+
+
+SEPARATE_PROCESS = SeparateProcess()
 
 
 class StudentWorker(Protocol):
@@ -192,7 +225,7 @@ class Worker:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
-        sweep(self.isolation)
+        self.isolation.sweep()
         if self.proc is not None:
             try:
                 self.proc.wait(timeout=10)
@@ -361,6 +394,24 @@ def _session_of(pid: int) -> int | None:
             return int(f.read().rsplit(")", 1)[1].split()[3])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def processes_of(uid: int) -> list[int]:
+    """The pids of every process of user `uid` (read from /proc)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as f:
+                for line in f:
+                    if line.startswith("Uid:"):
+                        if int(line.split()[1]) == uid:
+                            pids.append(int(entry))
+                        break
+        except OSError:
+            continue
+    return pids
 
 
 def tree_memory(leader: int, uid: int | None) -> int:

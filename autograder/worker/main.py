@@ -64,16 +64,20 @@ def limit_resources(memory: int, cpu: int, file_size: int, processes: int) -> No
             pass
 
 
-def install_references(sources: dict[str, str]) -> None:
-    """Make `solutions.<part>` importable from source text held in memory."""
+def install_references(sources: dict[str, str]) -> dict[str, types.ModuleType]:
+    """Modules `solutions.<part>` built from source text held in memory (registered in sys.modules under that
+    name, where their classes look their module up); returns them by part."""
     package = types.ModuleType("solutions")
     package.__path__ = []
     sys.modules["solutions"] = package
+    modules = {}
     for name, text in sources.items():
         module = types.ModuleType(f"solutions.{name}")
         sys.modules[module.__name__] = module
         exec(compile(text, f"<reference {name}>", "exec"), module.__dict__)
         setattr(package, name, module)
+        modules[name] = module
+    return modules
 
 
 def _student_frames(exc: BaseException, staging: str) -> str:
@@ -82,12 +86,6 @@ def _student_frames(exc: BaseException, staging: str) -> str:
     for f in frames:
         f.filename = os.path.basename(f.filename)
     return "".join(traceback.format_list(frames[-3:]))
-
-
-def clean(text: str, limit: int) -> str:
-    """Printable text only (newlines and tabs kept), capped: what student code says reaches feedback."""
-    text = "".join(ch for ch in str(text) if ch in "\n\t" or (ch.isprintable() and ch not in "\x1b\r"))
-    return text if len(text) <= limit else text[:limit] + " [...]"
 
 
 def _kind(exc: BaseException) -> str:
@@ -105,6 +103,8 @@ def _kind(exc: BaseException) -> str:
 
 
 def _error(exc: BaseException, staging: str) -> dict:
+    from autograder.worker.protocol import clean
+
     message = str(exc) if not isinstance(exc, RecursionError) else "maximum recursion depth exceeded"
     return {"type": _kind(exc), "message": clean(message, 800), "where": clean(_student_frames(exc, staging), 1500)}
 
@@ -160,9 +160,10 @@ def serve(module: str, requests: int, replies: int) -> None:
 
     torch.set_num_threads(1)
     start = protocol.receive(requests)
-    install_references(start["references"])  # the source text is not kept
+    references = install_references(start["references"])  # the source text is not kept
     source, start = start["source"], None
     from autograder.worker import recipes
+    recipes.REFERENCES.update(references)
     registry = recipes.load(module)
     sys.stdout, sys.stderr = CappedStream(sys.stdout), CappedStream(sys.stderr)
     known = originals()

@@ -27,6 +27,12 @@ class MessageTooLarge(ValueError):
     """A message announced more bytes than MAX_MESSAGE."""
 
 
+def clean(text: str, limit: int) -> str:
+    """Printable text only (newlines and tabs kept), capped: what student code says reaches feedback."""
+    text = "".join(ch for ch in str(text) if ch in "\n\t" or (ch.isprintable() and ch not in "\x1b\r"))
+    return text if len(text) <= limit else text[:limit] + " [...]"
+
+
 def encode(obj) -> bytes:
     buffer = io.BytesIO()
     torch.save(obj, buffer)

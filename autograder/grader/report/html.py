@@ -107,7 +107,7 @@ def meter(got: float, out_of: float) -> str:
 # -- one submission ----------------------------------------------------------------------------------------
 
 def _training_checks() -> set[tuple[str, str]]:
-    from autograder.public.checks import all_checks
+    from autograder.grader.checks import all_checks
     return {(c.part, c.name) for checks in all_checks().values() for c in checks if c.training}
 
 

@@ -1,17 +1,15 @@
-"""The checks of every part, one module per part. A check is a function `check_fn(student)` that
-calls recipes in the student's worker (`student.call(...)`), compares the results with the reference
-computed here, and raises CheckFailed (autograder.public.compare) with a message naming the case.
+"""The check registry. A check is a function `check_fn(student, ctx)` that calls recipes in the student's
+worker (`student.call(...)`), compares the results with the expected values it computes, and raises CheckFailed
+(autograder.public.compare) with a message naming the case. Each part's checks live in a module of their own
+(autograder/grader/checks/<part>.py) and register here with @check.
 
-Points and visibility live in autograder/grader/rubric.json, not here; a check's docstring's first line
-is the property it tests, which is all a hidden check ever shows.
+Points and visibility live in the rubric (autograder/grader/rubric.json), not here; a check's docstring's first
+line is the property it tests, which is all a hidden check ever shows.
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Callable
-
-from shared.parts import MODULES
 
 
 @dataclass(frozen=True)
@@ -42,11 +40,6 @@ def check(timeout: float = 30.0, training: bool = False, budget: Callable | None
     return register
 
 
-def checks_of(part: str) -> list[Check]:
-    """The checks of one part, in definition order."""
-    importlib.import_module(f"autograder.grader.checks.{part}")
+def registered(part: str) -> list[Check]:
+    """The checks of `part` registered so far (by the check modules imported), in definition order."""
     return list(_REGISTRY.get(part, []))
-
-
-def all_checks() -> dict[str, list[Check]]:
-    return {part: checks_of(part) for part in MODULES}

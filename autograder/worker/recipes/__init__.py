@@ -8,12 +8,15 @@ process (`autograder/grader/checks/`), which sends inputs and compares what come
 from __future__ import annotations
 
 import importlib
+import types
 from typing import Callable
 
 RECIPES: dict[str, Callable] = {}
-# Set by the worker around each call: sends one progress message to the grader (sandbox/protocol.py). Progress is
+# Set by the worker around each call: sends one progress message to the grader (worker/protocol.py). Progress is
 # shown to the person grading, never used in a verdict; the grader validates every message's shape.
 _report_progress: Callable[[int, int, float], None] | None = None
+# The reference modules of earlier parts this worker was sent (autograder.worker.main.install_references).
+REFERENCES: dict[str, types.ModuleType] = {}
 
 
 def recipe(name: str | None = None, forbid: tuple[str, ...] = ()):
@@ -56,6 +59,17 @@ def epoch_counter(batches_per_epoch: int, epochs: int) -> Callable[[float], None
         if len(losses) % batches_per_epoch == 0:
             epoch_done(len(losses) // batches_per_epoch, epochs, sum(losses[-batches_per_epoch:]) / batches_per_epoch)
     return batch_done
+
+
+def reference(part: str) -> types.ModuleType:
+    """The reference module of an earlier part, for a recipe that trains or decodes with another part's code
+    (say, Part 4's training with Part 1's caption_loss and Part 2's greedy_decode). The grader sends a worker
+    the source of the parts graded before its own (engine.REFERENCES), installed in memory before the
+    student's module is imported; the worker never reads the reference files."""
+    if part not in REFERENCES:
+        raise LookupError(f"the reference of {part} was not sent to this worker (autograder.grader.engine.REFERENCES "
+                          "lists the references each part's worker receives)")
+    return REFERENCES[part]
 
 
 def load_split(path: str) -> dict:

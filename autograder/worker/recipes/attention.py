@@ -9,11 +9,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from autograder.worker.recipes import epoch_done, load_split, recipe, report_extra
+from autograder.worker.recipes import epoch_done, load_split, recipe, reference, report_extra
 from shared.training import seed_everything, train
 from shared.vocab import START, T_MAX
-from solutions.decoding import greedy_decode
-from solutions.show_and_tell import caption_loss
 
 
 @recipe(forbid=("sdpa",))
@@ -102,6 +100,7 @@ def train_and_decode(student, data, grid, epochs, batch_size, lr, seed, shown=4)
     reference greedy decoder's captions of the test grids, the training curve and, for the feedback report,
     the attention maps behind each word of the first `shown` captions (from the student's forward fed those
     captions; None if that fails: the report is optional)."""
+    caption_loss, greedy_decode = reference("show_and_tell").caption_loss, reference("decoding").greedy_decode
     d = load_split(data)
     grids, tokens = d["grids"], d["tokens"]
     test_grids = student.with_coords(d["test_grids"], grid)

@@ -10,11 +10,9 @@ import contextlib
 
 import torch
 
-from autograder.worker.recipes import epoch_done, load_split, recipe
+from autograder.worker.recipes import epoch_done, load_split, recipe, reference
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
-from solutions.decoding import greedy_decode
-from solutions.show_and_tell import caption_loss
 
 
 @contextlib.contextmanager
@@ -103,6 +101,7 @@ def train_and_decode(student, data, variant, epochs, batch_size, lr, seed):
     """Train the student's LSTMA(variant) with the kit's loop and the reference caption_loss on the hidden
     grids and predicted attributes that file `data` names (the lecture's recipe, as train_lstm_a); return greedy
     captions of its test grids and the training curve."""
+    caption_loss, greedy_decode = reference("show_and_tell").caption_loss, reference("decoding").greedy_decode
     d = load_split(data)
     grids, attributes, tokens = d["grids"], d["attributes"], d["tokens"]
     seed_everything(seed)

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import torch
 
-from autograder.worker.recipes import epoch_done, load_split, recipe, report_extra
+from autograder.worker.recipes import epoch_done, load_split, recipe, reference, report_extra
 from shared.encoder import GRID
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
-from solutions.attention import AttnCaptioner, with_coords
-from solutions.decoding import greedy_decode
 
 
 def _grad(output, inputs):
@@ -113,12 +111,13 @@ def train_and_decode(student, data, epochs, batch_size, seed, shown=4):
     HardAttentionDecoder (argmax location). Returns the captions, the training curve and, for the feedback
     report, the attention weights at each step of decoding the first `shown` test grids again (None if that
     fails: the report is optional)."""
+    attention, greedy_decode = reference("attention"), reference("decoding").greedy_decode
     d = load_split(data)
-    features, tokens = with_coords(d["grids"], GRID), d["tokens"]
-    test_features = with_coords(d["test_grids"], GRID)
+    features, tokens = attention.with_coords(d["grids"], GRID), d["tokens"]
+    test_features = attention.with_coords(d["test_grids"], GRID)
     del d  # the memory-mapped grids: their pages would stay resident beside the copies with coordinates
     seed_everything(seed)
-    model = AttnCaptioner()
+    model = attention.AttnCaptioner()
     history = train(model, student.HardAttentionLoss(features, tokens, seed=seed), len(tokens), epochs,
                     batch_size, lr=3e-3, seed=seed, on_epoch=epoch_done)
     decoder = student.HardAttentionDecoder(model)
@@ -140,7 +139,7 @@ def _recorded_attention(model, decoder, features):
     model.attention_step = recording
     try:
         with torch.no_grad():
-            tokens = greedy_decode(decoder, decoder.init_state(features), T_MAX)
+            tokens = reference("decoding").greedy_decode(decoder, decoder.init_state(features), T_MAX)
     finally:
         model.attention_step = attention_step
     return {"weights": torch.stack(weights, 1), "tokens": tokens} if len(weights) == T_MAX else None

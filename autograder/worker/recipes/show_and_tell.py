@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from autograder.worker.recipes import epoch_done, load_split, recipe, report_extra
+from autograder.worker.recipes import epoch_done, load_split, recipe, reference, report_extra
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
-from solutions.decoding import beam_search, greedy_decode
 
 
 def _model(student, sizes, weights):
@@ -91,6 +90,7 @@ def train_and_decode(student, data, epochs, batch_size, seed, shown=4, beam_widt
     file `data` (autograder.grader.training.share_split); return greedy captions of its test grids, the
     training curve and, for the feedback report, the reference beam search's beams and scores on the first
     `shown` test grids (None if that fails: the report is optional)."""
+    decoding = reference("decoding")
     d = load_split(data)
     grids, tokens = d["grids"], d["tokens"]
     seed_everything(seed)
@@ -98,10 +98,10 @@ def train_and_decode(student, data, epochs, batch_size, seed, shown=4, beam_widt
     history = train(model, lambda m, idx: student.caption_loss(m(grids[idx], tokens[idx]), tokens[idx]),
                     len(tokens), epochs, batch_size, seed=seed, on_epoch=epoch_done)
     with torch.no_grad():
-        predicted = greedy_decode(model, model.init_state(d["test_grids"]), T_MAX)
+        predicted = decoding.greedy_decode(model, model.init_state(d["test_grids"]), T_MAX)
 
     def beams():
         with torch.no_grad():
-            tokens, scores = beam_search(model, model.init_state(d["test_grids"][:shown]), beam_width, T_MAX)
+            tokens, scores = decoding.beam_search(model, model.init_state(d["test_grids"][:shown]), beam_width, T_MAX)
         return {"tokens": tokens, "scores": scores}
     return {"tokens": predicted, "losses": history.losses, "beams": report_extra(beams)}

@@ -7,11 +7,9 @@ import types
 
 import torch
 
-from autograder.worker.recipes import epoch_counter, load_split, recipe
+from autograder.worker.recipes import epoch_counter, load_split, recipe, reference
 from shared.training import make_adam
 from shared.vocab import encode_batch
-from solutions.decoding import greedy_decode
-from solutions.show_and_tell import caption_loss
 
 STYLED = ("cell.S.romantic", "emb.weight", "out.weight", "out.bias")  # what the styled update may hold
 
@@ -158,6 +156,7 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, max_len):
     (autograder.grader.training.share_split; the factual targets encoded with length max_len, as the lecture
     does) and the student module's styled corpus; return greedy captions of the hidden test grids under each
     factor, and the training curves."""
+    caption_loss, greedy_decode = reference("show_and_tell").caption_loss, reference("decoding").greedy_decode
     d = load_split(data)
     captions = encode_batch(d["targets"], max_len)
     batch_done = epoch_counter(-(-len(captions) // batch_size), epochs)   # the schedule's factual batches

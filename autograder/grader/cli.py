@@ -1,0 +1,178 @@
+"""Command line of the grader: one handler per command.
+
+    python -m autograder grade SUBMISSION_DIR [--json PATH] [--report PATH.html] [--public-only] [--part MODULE ...]
+    python -m autograder check [DIR]     # the public checks on your working copy (default: assignments/)
+    python -m autograder demo [--json PATH] [--report PATH.html]   # grade the bundled, partly correct sample
+    python -m autograder batch SUBMISSIONS --out DIR [--jobs N | --scheduler ADDRESS] [--part MODULE ...] [--force]
+                               [--reports]   # a whole class, for TAs (docs/batch.md)
+    python -m autograder reference-curves   # re-measure the reference's training curves the reports draw
+    python -m autograder gradescope-zip --out autograder.zip [--seed N | --new-seed]
+    python -m autograder gradescope-run [--root /autograder]   # inside Gradescope's container
+"""
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from shared.parts import MODULES
+
+
+class UsageError(Exception):
+    """A command was given arguments it cannot use; the message names the argument and what was expected."""
+
+
+def grade(args) -> int:
+    """Grade a submission folder: the table, and results.json and the feedback report where asked."""
+    _existing_folder(args.submission)
+    parts = tuple(args.part) if args.part else None
+    _show(_graded(args.submission, public_only=args.public_only, parts=parts, json_output=args.json is not None),
+          args.json, args.report, args.submission.resolve().name)
+    return 0
+
+
+def check(args) -> int:
+    """The public checks on a working copy of the assignment."""
+    _existing_folder(args.folder)
+    _show(_graded(args.folder, public_only=True, parts=tuple(args.part) if args.part else None))
+    return 0
+
+
+def demo(args) -> int:
+    """Grade the bundled, partly correct sample submission."""
+    from autograder.grader import sample
+
+    with tempfile.TemporaryDirectory(prefix="captionkit-sample-") as tmp:
+        folder = sample.build(Path(tmp) / "submission")
+        print(sample.__doc__)
+        report = _graded(folder, json_output=args.json is not None)
+    _show(report, args.json, args.report, "the sample submission")
+    return 0
+
+
+def batch(args) -> int:
+    """Grade every submission of a folder into an output folder (results, grades.csv, histograms, summary)."""
+    from autograder.grader import batch as batch_grading
+    from autograder.grader.intake import IntakeError
+
+    if args.jobs < 1:
+        raise UsageError(f"--jobs: expected a whole number >= 1, got {args.jobs}")
+    try:
+        rows = batch_grading.run(args.submissions, args.out, jobs=args.jobs, force=args.force, reports=args.reports,
+                                 parts=tuple(args.part) if args.part else None, scheduler=args.scheduler)
+    except (IntakeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    print(f"graded {sum(r['status'] == 'graded' for r in rows)} of {len(rows)} submissions; "
+          f"wrote {args.out / 'grades.csv'}, {args.out / 'histograms.png'} and {args.out / 'summary.html'}"
+          + (f" and a report.html per submission in {args.out}" if args.reports else ""))
+    return 0
+
+
+def gradescope_zip(args) -> int:
+    """Build the Gradescope autograder zip."""
+    from autograder.grader import gradescope
+
+    path = gradescope.build_zip(args.out, gradescope.new_seed() if args.new_seed else args.seed)
+    print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
+    return 0
+
+
+def gradescope_run(args) -> int:
+    """Inside Gradescope's container: grade ROOT/submission into ROOT/results/results.json."""
+    from autograder.grader import gradescope
+
+    return gradescope.run(args.root)
+
+
+def reference_curves(args) -> int:
+    """Re-measure the reference's training curves that feedback reports draw."""
+    from autograder.grader.report import reference
+
+    print(f"wrote {reference.write()}")
+    return 0
+
+
+def _existing_folder(folder: Path) -> None:
+    if not folder.is_dir():
+        raise UsageError(f"{folder}: not a folder")
+
+
+def _graded(folder: Path, json_output: bool = False, **options):
+    """The grade of `folder`, showing where it is on a terminal (nothing in a --json run)."""
+    from autograder.grader.engine import grade as grade_folder
+    from autograder.public.progress import for_terminal
+
+    return grade_folder(folder, progress=for_terminal(json_output=json_output), **options)
+
+
+def _show(report, json_path: Path | None = None, report_path: Path | None = None, name: str = "") -> None:
+    """Print the table; write results.json and the HTML feedback report where asked."""
+    from autograder.public.runner import table
+
+    print(table(report))
+    if json_path:
+        from autograder.grader.results import gradescope_results, write_json_atomic
+
+        write_json_atomic(gradescope_results(report), json_path)
+        print(f"wrote {json_path}")
+    if report_path:
+        from autograder.grader.report import write_report
+
+        path = write_report(report, report_path, submission=name)
+        print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: each subcommand's handler is its `handler` default."""
+    root = argparse.ArgumentParser(prog="python -m autograder", description="Grade captioning submissions.")
+    sub = root.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("grade", help="grade a submission folder (any subset of the seven modules)")
+    g.add_argument("submission", type=Path)
+    g.add_argument("--json", type=Path, help="write Gradescope's results.json here")
+    g.add_argument("--report", type=Path, help="write the HTML feedback report here")
+    g.add_argument("--public-only", action="store_true", help="run only the public checks")
+    g.add_argument("--part", action="append", choices=MODULES, help="grade only this part (repeatable)")
+    g.set_defaults(handler=grade)
+    c = sub.add_parser("check", help="run the public checks on a working copy of the assignment")
+    c.add_argument("folder", type=Path, nargs="?", default=Path("assignments"))
+    c.add_argument("--part", action="append", choices=MODULES, help="check only this part (repeatable)")
+    c.set_defaults(handler=check)
+    d = sub.add_parser("demo", help="grade the bundled sample submission (partly correct)")
+    d.add_argument("--json", type=Path, help="write Gradescope's results.json here")
+    d.add_argument("--report", type=Path, help="write the HTML feedback report here")
+    d.set_defaults(handler=demo)
+    b = sub.add_parser("batch", help="grade every submission in a folder (Gradescope export, folders or zips)")
+    b.add_argument("submissions", type=Path)
+    b.add_argument("--out", type=Path, required=True, help="where results, grades.csv and histograms.png go")
+    where = b.add_mutually_exclusive_group()
+    where.add_argument("--jobs", type=int, default=1, help="submissions graded at once on this machine (default 1)")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="grade on the dask.distributed cluster whose scheduler "
+                       "listens at ADDRESS, e.g. tcp://10.0.0.5:8786 (needs the extra .[cluster]; docs/batch.md)")
+    b.add_argument("--part", action="append", choices=MODULES, help="regrade only this part (repeatable) of the "
+                   "submissions graded before and merge it into their results")
+    b.add_argument("--force", action="store_true", help="regrade submissions that already have results")
+    b.add_argument("--reports", action="store_true", help="also write DIR/<id>/report.html, the feedback report of "
+                   "each submission")
+    b.set_defaults(handler=batch)
+    z = sub.add_parser("gradescope-zip", help="build the Gradescope autograder zip")
+    z.add_argument("--out", type=Path, default=Path("autograder.zip"))
+    seed = z.add_mutually_exclusive_group()
+    seed.add_argument("--seed", type=int, help="hidden data seed to put in the zip (default: autograder/grader/hidden)")
+    seed.add_argument("--new-seed", action="store_true", help="draw a fresh hidden data seed for this zip")
+    z.set_defaults(handler=gradescope_zip)
+    r = sub.add_parser("gradescope-run", help="inside Gradescope's container: grade ROOT/submission")
+    r.add_argument("--root", type=Path, default=Path("/autograder"))
+    r.set_defaults(handler=gradescope_run)
+    curves = sub.add_parser("reference-curves", help="train each reference on the public data and rewrite the "
+                            "training curves feedback reports draw (autograder/grader/report/reference_curves.json)")
+    curves.set_defaults(handler=reference_curves)
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    commands = parser()
+    args = commands.parse_args(argv)
+    try:
+        return args.handler(args)
+    except UsageError as exc:
+        commands.error(str(exc))

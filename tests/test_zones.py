@@ -1,0 +1,108 @@
+"""The three zones of autograder/ (docs/grader.md) import only what their trust allows: every import of every
+module, read with `ast` (lazy imports inside functions and importlib.import_module with a literal name included).
+
+    worker/  runs beside student code: itself, shared/, torch, numpy, the standard library and pyseccomp (the
+             binding of its seccomp filter, confine.py); nothing of the public checks, the grader, the reference
+             solutions or the instructor's tools.
+    public/  what a student may hold: itself, the worker zone, shared/ and third-party packages; never the grader,
+             the reference solutions or the instructor's tools.
+"""
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+STANDARD_LIBRARY = set(sys.stdlib_module_names) | {"__future__"}
+KIT = ("autograder", "shared", "solutions", "assignments", "instructor", "tests", "benchmarks")
+
+
+def imported_names(source: str, path: str) -> list[tuple[int, str]]:
+    """(line, dotted module name) of every import in `source`: import statements anywhere in the module, and
+    importlib.import_module / __import__ calls whose name is a literal (an f-string counts by its literal start)."""
+    found = []
+    for node in ast.walk(ast.parse(source, path)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative: resolve against the module's own package
+                package = Path(path).with_suffix("").parts[:-node.level]
+                base = ".".join(package + ((node.module,) if node.module else ()))
+            else:
+                base = node.module
+            found += [(node.lineno, base)]
+        elif isinstance(node, ast.Call) and node.args and _is_dynamic_import(node.func):
+            name = node.args[0]
+            if isinstance(name, ast.JoinedStr) and name.values and isinstance(name.values[0], ast.Constant):
+                name = name.values[0]
+            if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                found.append((node.lineno, name.value))
+    return found
+
+
+def _is_dynamic_import(func: ast.expr) -> bool:
+    return (isinstance(func, ast.Attribute) and func.attr == "import_module") or \
+        (isinstance(func, ast.Name) and func.id in ("import_module", "__import__"))
+
+
+def _within(name: str, *packages: str) -> bool:
+    return any(name == p or name.startswith(p + ".") for p in packages)
+
+
+def worker_may_import(name: str) -> bool:
+    top = name.split(".")[0]
+    return _within(name, "autograder.worker", "shared", "torch", "numpy", "pyseccomp") or name == "autograder" or \
+        (top in STANDARD_LIBRARY and top not in KIT)
+
+
+def public_may_import(name: str) -> bool:
+    top = name.split(".")[0]
+    if top in KIT:
+        return _within(name, "autograder.public", "autograder.worker", "shared") or name == "autograder"
+    return True
+
+
+RULES = {"autograder/worker": worker_may_import, "autograder/public": public_may_import}
+
+
+def crossings(zone: str, allowed) -> list[str]:
+    """'file:line imports name' for every import of a module under `zone` that `allowed` refuses."""
+    bad = []
+    for path in sorted((ROOT / zone).rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for line, name in imported_names(path.read_text(), rel):
+            if not allowed(name):
+                bad.append(f"{rel}:{line} imports {name}")
+    return bad
+
+
+@pytest.mark.parametrize("zone", sorted(RULES))
+def test_zone_imports_stay_inside_its_trust(zone):
+    assert (ROOT / zone).is_dir() and any((ROOT / zone).rglob("*.py")), f"{zone}: no modules to check"
+    assert crossings(zone, RULES[zone]) == []
+
+
+@pytest.mark.parametrize("source, zone, crossing", [
+    ("from autograder.grader.context import hidden_seed\n", "autograder/worker", "autograder.grader.context"),
+    ("import solutions.decoding\n", "autograder/worker", "solutions.decoding"),
+    ("def f():\n    from autograder.public.compare import expect\n", "autograder/worker", "autograder.public.compare"),
+    ("import hypothesis\n", "autograder/worker", "hypothesis"),
+    ("from ..grader import engine\n", "autograder/public", "autograder.grader"),
+    ("import importlib\nimportlib.import_module(f'autograder.grader.checks.{part}')\n", "autograder/public",
+     "autograder.grader.checks."),
+    ("from solutions import bleu as reference\n", "autograder/public", "solutions"),
+    ("from instructor.stubs import generate_stubs\n", "autograder/public", "instructor.stubs"),
+])
+def test_a_crossing_is_found(source, zone, crossing):
+    """Each kind of crossing the rules forbid, planted in a module of the zone, is reported."""
+    path = f"{zone}/planted.py"
+    names = [name for _, name in imported_names(source, path)]
+    assert crossing in names and not RULES[zone](crossing)
+
+
+def test_what_the_zones_may_import_is_allowed():
+    assert all(worker_may_import(n) for n in ("autograder.worker.protocol", "shared.vocab", "torch.nn", "numpy",
+                                              "os", "importlib.util", "__future__"))
+    assert all(public_may_import(n) for n in ("autograder.worker.protocol", "autograder.public.compare", "hypothesis",
+                                              "jsonschema", "shared.parts", "torch"))
