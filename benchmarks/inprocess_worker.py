@@ -15,11 +15,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from autograder.public.client import StudentError  # noqa: E402
-from autograder.public.staging import stage  # noqa: E402
-from autograder.worker import recipes  # noqa: E402
-from autograder.worker.forbidden import forbid  # noqa: E402
-from autograder.worker.main import sanitize  # noqa: E402
+from autograder.public.client import StudentError
+from autograder.public.staging import stage
+from autograder.worker import recipes
+from autograder.worker.forbidden import forbid
+from autograder.worker.main import sanitize
 
 
 class InProcessWorker:
@@ -33,7 +33,7 @@ class InProcessWorker:
         sys.modules[spec.name] = self.student  # as an import does: dataclasses look their module up there
         try:
             spec.loader.exec_module(self.student)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 (the student's import error, as a worker reports it)
             self.import_error = StudentError(type(exc).__name__, str(exc))
         self.registry = recipes.load(module)
 
@@ -48,7 +48,7 @@ class InProcessWorker:
         try:
             with forbid(*fn.forbid):
                 return sanitize(fn(self.student, **kwargs))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 (the student's error, as a worker reports it)
             raise StudentError(type(exc).__name__, str(exc)) from None
 
     def restart(self) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from shared.plotting import loss_curves  # noqa: E402
+from shared.plotting import loss_curves
 
 
 def claims_table(report: dict):

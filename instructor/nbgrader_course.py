@@ -29,8 +29,6 @@ ROOT = Path(__file__).resolve().parent.parent
 COURSE_ID = "captionkit"
 # The first line of the generated config: write_course only ever replaces a config that has it.
 CONFIG_HEADER = templates.text("nbgrader_config.py.in").splitlines()[0]
-# Parts whose checks train the student's model on the hidden data (autograder/grader/checks/<part>.py uses ctx.budget).
-TRAINING_PARTS = ("show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")
 # Any stderr output of a cell is removed before scoring (IgnorePattern): a grade cell's score is the
 # number it shows, and nbgrader would give 0 to a cell with a library warning on stderr.
 IGNORE_STDERR = r"(?s).*"
@@ -61,8 +59,9 @@ def cell_timeouts() -> dict[str, int]:
     it (a cell that runs out scores 0 with no per-check message), twice the engine's on the training
     parts for a slow or loaded grading machine."""
     from autograder.grader.engine import PART_TIME_LIMIT  # imports torch: only when a config is written
+    from autograder.grader.training import SPECS          # the parts whose checks train the student's model
 
-    return {part: int(2 * PART_TIME_LIMIT if part in TRAINING_PARTS else PART_TIME_LIMIT + 60)
+    return {part: int(2 * PART_TIME_LIMIT if part in SPECS else PART_TIME_LIMIT + 60)
             for part in MODULES}
 
 

@@ -182,8 +182,9 @@ def build_notebook(part: str, variant: str, source: str, path: str) -> str:
     return nbformat.writes(nb) + "\n"
 
 
-def public_checks(part: str) -> list[tuple[str, float, str]]:
-    """(name, points, description) of every public check of `part`, in the rubric's order."""
+def public_checks(part: str) -> list[tuple[str, float, str, str]]:
+    """(name, points, description, number) of every public check of `part`, in the rubric's order; the number
+    is the check's in every output of the kit (autograder.public.runner.Entry)."""
     from autograder.grader import rubric
     from autograder.grader.checks import checks_of
 
@@ -197,14 +198,14 @@ def public_checks(part: str) -> list[tuple[str, float, str]]:
             raise ValueError(f"rubric: check name {name!r} of {part} cannot name an otter test case")
         if name not in described:
             raise ValueError(f"rubric: public check {name!r} of {part} has no check function")
-        found.append((name, entry.points, described[name]))
+        found.append((name, entry.points, described[name], f"{BY_MODULE[part].number}.{entry.number}"))
     return found
 
 
-def test_file_source(part: str, checks: list[tuple[str, float, str]]) -> str:
+def test_file_source(part: str, checks: list[tuple[str, float, str, str]]) -> str:
     """The otter test file (exception format) running the public checks `checks` of `part`."""
     p = BY_MODULE[part]
-    total = sum(points for _, points, _ in checks)
+    total = sum(points for _, points, _, _ in checks)
     lines = [
         f'"""Public checks of Part {p.number} ({part}) for `grader.check("{part}")` in {part}.ipynb: one otter test',
         f"case per public check in autograder/grader/rubric.json ({len(checks)} checks, {total:g} points), graded by the",
@@ -220,10 +221,11 @@ def test_file_source(part: str, checks: list[tuple[str, float, str]]) -> str:
         f"name = {part!r}",
         f"checks = PublicChecks({part!r})",
     ]
-    for check, points, description in checks:
+    for check, points, description, number in checks:
         lines += [
             "",
             "",
+            f"# check {number}",
             f"@test_case(name={check!r}, points={float(points)!r}, failure_message={description!r})",
             f"def {check}({part}):",
             f"    checks.verify({check!r}, {part})",

@@ -60,7 +60,8 @@ def pretrain_encoder(scenes: Scenes, n: int = 2000, epochs: int = 8, batch_size:
         raise ValueError(f"n: expected at most {len(scenes)} pretraining scenes, got {n}")
     seed_everything(seed)
     net = AttrNet()
-    loss_fn = lambda m, idx: F.binary_cross_entropy_with_logits(m(scenes.images[idx]), scenes.attributes[idx])
+    def loss_fn(m, idx):
+        return F.binary_cross_entropy_with_logits(m(scenes.images[idx]), scenes.attributes[idx])
     return net, train(net, loss_fn, n, epochs, batch_size, lr, seed)
 
 

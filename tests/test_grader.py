@@ -122,3 +122,15 @@ def test_cli_check_runs_only_public_checks(capsys):
 def test_sample_submission_builds_from_the_current_sources(tmp_path):
     folder = build_sample(tmp_path / "sample")
     assert sorted(p.name for p in folder.iterdir()) == sorted(f"{m}.py" for m in MODULES if m != "stylenet")
+
+
+def test_check_numbers_are_positions_in_the_full_rubric(reference_report):
+    """A check has one number in every output: its position among its part's checks in the rubric, whether a run
+    grades every check or the public ones only (show_and_tell's public checks are not the first seven)."""
+    rubric = rubric_mod.load()["show_and_tell"]
+    public = grade(ROOT / "solutions", public_only=True, parts=("show_and_tell",))
+    numbers = {r.name: r.number for r in reference_report.results if r.part == "show_and_tell"}
+    assert [r.name for r in public.results] == [n for n, e in rubric.items() if e.visibility == "public"]
+    assert [r.number for r in public.results] == [numbers[r.name] for r in public.results]
+    assert [numbers[name] for name in rubric] == [f"1.{i}" for i in range(1, len(rubric) + 1)]
+    assert "1.4" in [r.number for r in public.results]   # caption_loss: the third public check, the fourth in all

@@ -38,7 +38,8 @@ def test_reinforce_is_unbiased_and_the_baseline_cuts_variance():
     raw, index_raw = _per_sample_gradients(theta, f, 0.0, 20000, seed=0)
     based, index_based = _per_sample_gradients(theta, f, b_mean, 20000, seed=0)
     assert torch.equal(index_raw, index_based)
-    rel = lambda est: ((est.mean(0) - exact).norm() / exact.norm()).item()
+    def rel(est):
+        return ((est.mean(0) - exact).norm() / exact.norm()).item()
     assert rel(based) < 0.05
     assert rel(raw) < 0.35                                   # unbiased but noisy (about 0.1 in the lecture)
     # the same samples, with and without the baseline: same mean in expectation (E[grad log p] = 0) ...
@@ -71,7 +72,8 @@ def test_optimal_baseline_closed_form_and_minimum():
     b_opt = optimal_baseline(f[index], score_sq)
     assert isinstance(b_opt, float)
     assert abs(b_opt - ((f[index] * score_sq).mean() / score_sq.mean()).item()) < 1e-12
-    second_moment = lambda b: (((f[index] - b) ** 2) * score_sq).mean().item()
+    def second_moment(b):
+        return (((f[index] - b) ** 2) * score_sq).mean().item()
     assert second_moment(b_opt) <= min(second_moment(b_opt - 0.1), second_moment(b_opt + 0.1),
                                        second_moment((p * f).sum().item()))
 

@@ -5,7 +5,6 @@ on scenes drawn here (fast); one renders the report of the full reference grade 
 reference_report, tests/conftest.py) in headless Chromium."""
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import re
@@ -23,7 +22,7 @@ from autograder.grader.context import GradingContext, hidden_seed
 from autograder.grader.engine import CheckResult, GradeReport
 from autograder.grader.report import reference as reference_curves
 from autograder.grader.report.html import render_report, write_report
-from autograder.grader.training import SHOWN, keep_attention, keep_beams, keep_run
+from autograder.grader.training import SHOWN, SPECS, keep_attention, keep_beams, keep_run
 from shared.encoder import L_GRID
 from shared.parts import MODULES
 from shared.scenes import make_scenes
@@ -238,12 +237,12 @@ def test_the_shown_scenes_are_the_first_test_scenes_drawn_again():
 
 
 def epochs_of(part: str) -> int:
-    return importlib.import_module(f"autograder.grader.checks.{part}").EPOCHS
+    return SPECS[part].epochs
 
 
 def test_reference_curves_match_the_checks():
     curves = json.loads(reference_curves.CURVES_FILE.read_text())["parts"]
-    assert set(curves) == set(TRAINED) == set(reference_curves.TRAINED)
+    assert set(curves) == set(TRAINED) == set(SPECS)
     for part, entry in curves.items():
         epochs = epochs_of(part)
         assert entry["epochs"] == epochs, f"{part}: rerun python -m autograder reference-curves"

@@ -4,7 +4,6 @@ Bad input must raise an error that names the argument; good input must give the 
 """
 import re
 
-import numpy as np
 import pytest
 import torch
 
@@ -13,7 +12,7 @@ from shared.encoder import Encoder, load_data
 from shared.metrics import exact_match, failure_counts, style_scores
 from shared.scenes import make_scenes, relation
 from shared.training import seed_everything, train
-from shared.vocab import END, PAD, START, VOCAB, VOCAB_SIZE, decode, decode_batch, encode
+from shared.vocab import END, START, VOCAB, VOCAB_SIZE, decode, decode_batch, encode
 
 
 # --- scenes ---------------------------------------------------------------------------------------

@@ -13,26 +13,31 @@ name = 'attention'
 checks = PublicChecks('attention')
 
 
+# check 4.1
 @test_case(name='attend_matches_scaled_dot_product_attention', points=2.0, failure_message="attend returns F.scaled_dot_product_attention's context and the softmax weights over L (float64).")
 def attend_matches_scaled_dot_product_attention(attention):
     checks.verify('attend_matches_scaled_dot_product_attention', attention)
 
 
+# check 4.2
 @test_case(name='attention_weights_are_a_distribution', points=1.0, failure_message="attend's weights are non-negative and sum to 1 over L; the context lies in the values' convex hull.")
 def attention_weights_are_a_distribution(attention):
     checks.verify('attention_weights_are_a_distribution', attention)
 
 
+# check 4.6
 @test_case(name='with_coords_appends_row_major_cell_centres', points=1.0, failure_message="with_coords appends each location's (row, col) centre ((index + 0.5) / grid) * 2 - 1, row-major.")
 def with_coords_appends_row_major_cell_centres(attention):
     checks.verify('with_coords_appends_row_major_cell_centres', attention)
 
 
+# check 4.8
 @test_case(name='forward_matches_the_reference_with_the_same_weights', points=2.0, failure_message="With the reference's weights, forward's logits and attention maps equal the reference's (float64).")
 def forward_matches_the_reference_with_the_same_weights(attention):
     checks.verify('forward_matches_the_reference_with_the_same_weights', attention)
 
 
+# check 4.9
 @test_case(name='decoding_steps_reproduce_teacher_forcing', points=1.0, failure_message="step, fed the caption's words, returns the teacher-forced log-probabilities and leaves its input state alone.")
 def decoding_steps_reproduce_teacher_forcing(attention):
     checks.verify('decoding_steps_reproduce_teacher_forcing', attention)

@@ -13,26 +13,31 @@ name = 'bleu'
 checks = PublicChecks('bleu')
 
 
+# check 3.1
 @test_case(name='ngram_counts_is_the_counter_of_ngrams', points=1.0, failure_message='ngram_counts returns a Counter of every run of n words (n-gram tuples), empty when the caption is shorter.')
 def ngram_counts_is_the_counter_of_ngrams(bleu):
     checks.verify('ngram_counts_is_the_counter_of_ngrams', bleu)
 
 
+# check 3.2
 @test_case(name='clipped_counts_clip_at_the_most_in_one_reference', points=1.0, failure_message='clipped_counts credits each n-gram at most as often as one reference has it (Papineni: 2 of 7).')
 def clipped_counts_clip_at_the_most_in_one_reference(bleu):
     checks.verify('clipped_counts_clip_at_the_most_in_one_reference', bleu)
 
 
+# check 3.3
 @test_case(name='corpus_bleu_reproduces_the_worked_examples', points=1.0, failure_message="corpus_bleu gives the lecture's and the spec's worked values (clipping, corpus sums, brevity, zeros).")
 def corpus_bleu_reproduces_the_worked_examples(bleu):
     checks.verify('corpus_bleu_reproduces_the_worked_examples', bleu)
 
 
+# check 3.4
 @test_case(name='bleu_of_a_corpus_against_itself_is_one', points=1.0, failure_message='BLEU-1..max_n of a corpus scored against references that include each candidate is 1.')
 def bleu_of_a_corpus_against_itself_is_one(bleu):
     checks.verify('bleu_of_a_corpus_against_itself_is_one', bleu)
 
 
+# check 3.5
 @test_case(name='brevity_penalty_uses_the_closest_reference_lengths', points=1.0, failure_message='With every p_n = 1, BLEU-N is the brevity penalty: 1 if c > r, else exp(1 - r/c), r the closest lengths.')
 def brevity_penalty_uses_the_closest_reference_lengths(bleu):
     checks.verify('brevity_penalty_uses_the_closest_reference_lengths', bleu)

@@ -13,26 +13,31 @@ name = 'decoding'
 checks = PublicChecks('decoding')
 
 
+# check 2.1
 @test_case(name='greedy_matches_argmax_decoding', points=2.0, failure_message='greedy_decode feeds back the argmax word and pads after END (toy models).')
 def greedy_matches_argmax_decoding(decoding):
     checks.verify('greedy_matches_argmax_decoding', decoding)
 
 
+# check 2.2
 @test_case(name='beam_width_one_is_greedy', points=1.0, failure_message='beam_search with k = 1 returns the greedy caption and its log-probability.')
 def beam_width_one_is_greedy(decoding):
     checks.verify('beam_width_one_is_greedy', decoding)
 
 
+# check 2.3
 @test_case(name='beam_scores_are_sorted_log_probabilities', points=2.0, failure_message="Every returned beam's score is the total log-probability of its tokens, sorted best first.")
 def beam_scores_are_sorted_log_probabilities(decoding):
     checks.verify('beam_scores_are_sorted_log_probabilities', decoding)
 
 
+# check 2.6
 @test_case(name='sampling_follows_the_tempered_distribution', points=1.0, failure_message='sample_captions draws the first word from softmax(log_probs / temperature).')
 def sampling_follows_the_tempered_distribution(decoding):
     checks.verify('sampling_follows_the_tempered_distribution', decoding)
 
 
+# check 2.7
 @test_case(name='sampling_is_reproducible_and_pads_after_end', points=1.0, failure_message='The same generator state gives the same captions, with PAD after END.')
 def sampling_is_reproducible_and_pads_after_end(decoding):
     checks.verify('sampling_is_reproducible_and_pads_after_end', decoding)

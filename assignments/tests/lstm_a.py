@@ -13,16 +13,19 @@ name = 'lstm_a'
 checks = PublicChecks('lstm_a')
 
 
+# check 6.1
 @test_case(name='schedule_follows_the_table', points=2.0, failure_message="schedule gives each variant's prefix in order and its per-step input (or None); unknown variants raise ValueError.")
 def schedule_follows_the_table(lstm_a):
     checks.verify('schedule_follows_the_table', lstm_a)
 
 
+# check 6.3
 @test_case(name='init_state_matches_the_lstm_cell', points=2.0, failure_message='init_state equals nn.LSTMCell (same weights) fed the prefix from a zero state, with the per-step input or zeros.')
 def init_state_matches_the_lstm_cell(lstm_a):
     checks.verify('init_state_matches_the_lstm_cell', lstm_a)
 
 
+# check 6.4
 @test_case(name='step_by_step_equals_teacher_forcing', points=1.0, failure_message="init_state then step() word by word gives teacher forcing's log-probabilities (reference model, same weights).")
 def step_by_step_equals_teacher_forcing(lstm_a):
     checks.verify('step_by_step_equals_teacher_forcing', lstm_a)

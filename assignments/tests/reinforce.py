@@ -13,36 +13,43 @@ name = 'reinforce'
 checks = PublicChecks('reinforce')
 
 
+# check 5.1
 @test_case(name='sample_location_follows_the_weights', points=1.0, failure_message="sample_location draws each row's location with the probabilities in that row of the weights.")
 def sample_location_follows_the_weights(reinforce):
     checks.verify('sample_location_follows_the_weights', reinforce)
 
 
+# check 5.2
 @test_case(name='sample_location_is_reproducible', points=1.0, failure_message='The same generator state gives the same indices; another seed gives other indices.')
 def sample_location_is_reproducible(reinforce):
     checks.verify('sample_location_is_reproducible', reinforce)
 
 
+# check 5.3
 @test_case(name='sample_location_log_prob_is_differentiable', points=2.0, failure_message='log_prob = log(weights[index]) for the drawn index, with gradient 1 / weight at that index.')
 def sample_location_log_prob_is_differentiable(reinforce):
     checks.verify('sample_location_log_prob_is_differentiable', reinforce)
 
 
+# check 5.4
 @test_case(name='reinforce_loss_matches_the_formula', points=2.0, failure_message='reinforce_loss = -sum(mask (rewards - baseline) log_probs) / sum(mask), value and gradient.')
 def reinforce_loss_matches_the_formula(reinforce):
     checks.verify('reinforce_loss_matches_the_formula', reinforce)
 
 
+# check 5.5
 @test_case(name='reinforce_is_unbiased_on_six_locations', points=2.0, failure_message='REINFORCE built from sample_location + reinforce_loss is unbiased on 6 locations; b = E[f] cuts the variance.')
 def reinforce_is_unbiased_on_six_locations(reinforce):
     checks.verify('reinforce_is_unbiased_on_six_locations', reinforce)
 
 
+# check 5.6
 @test_case(name='optimal_baseline_matches_the_closed_form', points=1.0, failure_message='optimal_baseline returns b* = mean(f ||g||^2) / mean(||g||^2) as a number.')
 def optimal_baseline_matches_the_closed_form(reinforce):
     checks.verify('optimal_baseline_matches_the_closed_form', reinforce)
 
 
+# check 5.7
 @test_case(name='update_baseline_is_a_moving_average', points=1.0, failure_message='update_baseline: the first call returns the batch mean, then momentum * b + (1 - momentum) * mean.')
 def update_baseline_is_a_moving_average(reinforce):
     checks.verify('update_baseline_is_a_moving_average', reinforce)

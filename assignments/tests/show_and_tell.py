@@ -13,36 +13,43 @@ name = 'show_and_tell'
 checks = PublicChecks('show_and_tell')
 
 
+# check 1.1
 @test_case(name='relu_rnn_step_matches_rnn_cell', points=2.0, failure_message="relu_rnn_step without an image term equals nn.RNNCell(nonlinearity='relu') with the same weights.")
 def relu_rnn_step_matches_rnn_cell(show_and_tell):
     checks.verify('relu_rnn_step_matches_rnn_cell', show_and_tell)
 
 
+# check 1.2
 @test_case(name='relu_rnn_step_adds_the_image_term', points=1.0, failure_message='relu_rnn_step adds image_term inside the ReLU (nn.RNNCell with the image as an extra input).')
 def relu_rnn_step_adds_the_image_term(show_and_tell):
     checks.verify('relu_rnn_step_adds_the_image_term', show_and_tell)
 
 
+# check 1.4
 @test_case(name='caption_loss_is_the_masked_mean_cross_entropy', points=2.0, failure_message='caption_loss is the mean cross-entropy over non-PAD targets captions[:, 1:], and so is its gradient.')
 def caption_loss_is_the_masked_mean_cross_entropy(show_and_tell):
     checks.verify('caption_loss_is_the_masked_mean_cross_entropy', show_and_tell)
 
 
+# check 1.5
 @test_case(name='caption_loss_ignores_padded_positions', points=1.0, failure_message='Logits at PAD targets change neither caption_loss nor get any gradient; extra PAD columns change nothing.')
 def caption_loss_ignores_padded_positions(show_and_tell):
     checks.verify('caption_loss_ignores_padded_positions', show_and_tell)
 
 
+# check 1.7
 @test_case(name='init_state_holds_zeros_and_the_image_term', points=1.0, failure_message='init_state returns (h = zeros (N, H), image_term = W_ih v) with v = relu(fc(flattened grid)).')
 def init_state_holds_zeros_and_the_image_term(show_and_tell):
     checks.verify('init_state_holds_zeros_and_the_image_term', show_and_tell)
 
 
+# check 1.8
 @test_case(name='step_matches_the_recurrence', points=1.0, failure_message='step returns log_softmax(out(h)) with h = relu_rnn_step(emb(tokens), ...) and the state (h, zeros).')
 def step_matches_the_recurrence(show_and_tell):
     checks.verify('step_matches_the_recurrence', show_and_tell)
 
 
+# check 1.9
 @test_case(name='forward_matches_nn_rnn_without_the_image', points=2.0, failure_message="With W_ih = 0, forward equals out(nn.RNN(nonlinearity='relu')) on the embedded inputs captions[:, :-1].")
 def forward_matches_nn_rnn_without_the_image(show_and_tell):
     checks.verify('forward_matches_nn_rnn_without_the_image', show_and_tell)

@@ -13,16 +13,19 @@ name = 'stylenet'
 checks = PublicChecks('stylenet')
 
 
+# check 7.1
 @test_case(name='input_weight_is_u_s_v', points=2.0, failure_message='input_weight returns U S V for each style and (1 - lam) S_factual + lam S_romantic for a mix lam.')
 def input_weight_is_u_s_v(stylenet):
     checks.verify('input_weight_is_u_s_v', stylenet)
 
 
+# check 7.2
 @test_case(name='forward_matches_lstm_cell', points=2.0, failure_message="FactoredLSTMCell.forward equals nn.LSTMCell with weight_ih = U S V, under the cell's style and mix.")
 def forward_matches_lstm_cell(stylenet):
     checks.verify('forward_matches_lstm_cell', stylenet)
 
 
+# check 7.3
 @test_case(name='styled_step_changes_only_the_style_parameters', points=2.0, failure_message="styled_text_step changes S['romantic'] and style-word rows only, whatever the optimizer, and returns the loss.")
 def styled_step_changes_only_the_style_parameters(stylenet):
     checks.verify('styled_step_changes_only_the_style_parameters', stylenet)

@@ -3,12 +3,12 @@ training threshold is chosen from (docs/thresholds.md records the table).
 
     python -m autograder.grader.calibrate [--seeds 5] [--part MODULE ...]
 
-Each part with a training check defines `calibrate(ctx, seed) -> float` and `THRESHOLD` in its checks module.
+Each part with a training check has its spec in autograder/grader/training.py (SPECS): the reference's run, its
+score and the threshold.
 """
 from __future__ import annotations
 
 import argparse
-import importlib
 import statistics
 import tempfile
 import time
@@ -17,30 +17,28 @@ from pathlib import Path
 import torch
 
 from autograder.grader.context import GradingContext
-from shared.parts import MODULES
+from autograder.grader.training import SPECS
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.grader.calibrate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=5)
-    parser.add_argument("--part", action="append", choices=MODULES)
+    parser.add_argument("--part", action="append", choices=sorted(SPECS))
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     ctx = GradingContext(Path(tempfile.mkdtemp(prefix="captionkit-calibrate-")))
     print(f"hidden data seed {ctx.seed}; training seeds {ctx.seed} .. {ctx.seed + args.seeds - 1}; one thread\n")
     print("| part | " + " | ".join(f"seed +{i}" for i in range(args.seeds)) + " | min | mean | threshold | CPU s per run |")
     print("|---" * (args.seeds + 5) + "|")
-    for part in args.part or MODULES:
-        checks = importlib.import_module(f"autograder.grader.checks.{part}")
-        if not hasattr(checks, "calibrate"):
-            continue
+    for part in args.part or SPECS:
+        spec = SPECS[part]
         scores, t0 = [], time.process_time()
         for i in range(args.seeds):
-            scores.append(checks.calibrate(ctx, ctx.seed + i))
+            scores.append(spec.calibrate(ctx, ctx.seed + i))
         per_run = (time.process_time() - t0) / args.seeds
         print(f"| {part} | " + " | ".join(f"{s:.3f}" for s in scores) +
-              f" | {min(scores):.3f} | {statistics.mean(scores):.3f} | {checks.THRESHOLD} | {per_run:.1f} |", flush=True)
+              f" | {min(scores):.3f} | {statistics.mean(scores):.3f} | {spec.threshold} | {per_run:.1f} |", flush=True)
     return 0
 
 

@@ -39,7 +39,7 @@ def _gradescope_names(root: Path) -> dict[str, str]:
         import yaml
 
         data = yaml.safe_load(meta.read_text()) or {}
-    except Exception:  # names are a convenience; ids still identify every submission
+    except Exception:  # noqa: BLE001 (names are a convenience; ids still identify every submission)
         return {}
     def plain(mapping):  # Gradescope writes Ruby symbols: ":submitters:" parses as the key ":submitters"
         return {str(k).strip(":"): v for k, v in mapping.items()} if isinstance(mapping, dict) else {}

@@ -54,7 +54,7 @@ def grade_part(part: str, folder: str = ".", points: float | None = None) -> flo
     with contextlib.redirect_stderr(sys.stdout):
         try:
             report = grade(Path(folder), parts=(part,))
-        except Exception as exc:  # an error on the grader's side, never the student's
+        except Exception as exc:  # noqa: BLE001 (an error on the grader's side, never the student's)
             raise GraderFailure(f"the grader could not grade {part}.py ({type(exc).__name__}); "
                                 "tell the course staff") from None
 

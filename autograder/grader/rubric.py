@@ -14,8 +14,10 @@ HERE = Path(__file__).resolve().parent
 
 
 def load(path: Path = HERE / "rubric.json") -> dict[str, dict[str, Entry]]:
-    """{part: {check name: Entry}} in file order; raises jsonschema.ValidationError on a malformed rubric."""
+    """{part: {check name: Entry}} in file order, each check numbered by its position in its part; raises
+    jsonschema.ValidationError on a malformed rubric."""
     data = json.loads(Path(path).read_text())
     jsonschema.validate(data, json.loads((HERE / "rubric.schema.json").read_text()))
-    return {part: {name: Entry(float(e["points"]), e["visibility"]) for name, e in spec["checks"].items()}
+    return {part: {name: Entry(float(e["points"]), e["visibility"], i + 1)
+                   for i, (name, e) in enumerate(spec["checks"].items())}
             for part, spec in data["parts"].items()}

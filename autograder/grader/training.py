@@ -1,16 +1,109 @@
-"""Plumbing shared by the training checks: hand the hidden inputs to the worker, read back predictions, and
-keep what the feedback report shows of the student's run."""
+"""The training checks: one declarative spec per trained part (TrainingSpec), all in one registry (SPECS), and the
+plumbing they share.
+
+A training check trains the student's model on the hidden scenes with the part's recipe, in the worker, under a
+time budget measured on the reference in the same grading run, and judges the captions it returns against the
+hidden test references, which never leave the grading process. Everything about one part's training check is
+its spec, read by every tool that needs it:
+
+    the check itself              registered with the part's other checks (training_check); its budget is timed
+                                  by the engine before any worker starts (Check.budget)
+    python -m autograder.grader.calibrate   the reference's score over training seeds (the threshold's spread)
+    python -m autograder reference-curves   the reference's training curves the feedback reports draw
+    python -m instructor reproduce          the lecture's budgets
+
+Adding a trained part: write its recipe (autograder/worker/recipes/<part>.py, `train_and_decode`), add one
+TrainingSpec to SPECS below and one entry to the rubric (docs/grader.md shows an example).
+"""
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import dataclass, field
+from typing import Callable
 
 import torch
+from torch import nn
 
-from autograder.public.compare import CheckFailed, expect, type_name
 from autograder.grader.context import GradingContext
-from shared.metrics import exact_match
+from autograder.public.checks import check
+from autograder.public.compare import CheckFailed, expect, type_name
+from shared.metrics import exact_match, style_scores
 from shared.scenes import make_scenes
-from shared.vocab import END, PAD, T_MAX, VOCAB, VOCAB_SIZE, decode_batch
+from shared.training import seed_everything, train
+from shared.vocab import END, PAD, T_MAX, VOCAB, VOCAB_SIZE, decode_batch, encode_batch
+
+@dataclass(frozen=True)
+class TrainingSpec:
+    """One part's training check, declared.
+
+    The student's run: the worker's recipe `<part>.train_and_decode` trains with `epochs`, `batch_size`, `lr`
+    and the hidden seed, plus `options`, and returns a dict: its captions of the hidden test grids under
+    "tokens" (a tensor, or {name: tensor} for several) and its per-epoch losses under the keys of `curves`,
+    beside any figure data of `figures`. `judge` gives the verdict; `score` is the number `threshold` applies to.
+
+    The reference's run: `train_reference(ctx, seed, epochs, prepared)` trains the reference on the hidden data
+    and returns the model with its training history attached (`model.history`); `prepare(ctx)` builds its inputs
+    outside the clock when it is timed; `reference_reply(model, ctx)` is what the recipe would return for it.
+    """
+    part: str
+    check: str                   # the check's name, its key in the rubric
+    description: str             # the property it tests: all a hidden check shows (formatted with the spec)
+    epochs: int
+    batch_size: int
+    lr: float
+    threshold: float
+    train_reference: Callable[[GradingContext, int, int, object], nn.Module]
+    reference_reply: Callable[[nn.Module, GradingContext], dict]
+    prepare: Callable[[GradingContext], object] = lambda ctx: None
+    options: dict = field(default_factory=dict)     # more inputs of the recipe
+    # What the feedback report keeps: curves {name in the report: key of the reply and of the reference's
+    # history}, captions {name: keys leading to a (N, T) tensor in the reply}, figures (of FIGURES).
+    curves: dict = field(default_factory=lambda: {"loss": "losses"})
+    captions: dict = field(default_factory=lambda: {"greedy": ("tokens",)})
+    figures: tuple[str, ...] = ()
+    judge: Callable[[TrainingSpec, object, GradingContext], None] = None   # default: expect_exact_match
+    score: Callable[[object, GradingContext], float] = None                # default: exact_match_of
+    timeout: float = 300.0
+
+    @property
+    def recipe(self) -> str:
+        return f"{self.part}.train_and_decode"
+
+    def time_budget(self, ctx: GradingContext) -> float:
+        """Seconds the student's run may take: one epoch of the reference timed in this run, scaled to `epochs`
+        (GradingContext.budget; preparing the inputs is not timed)."""
+        return ctx.budget(self.part, lambda prepared: self.train_reference(ctx, ctx.seed, 1, prepared),
+                          scale=self.epochs, setup=lambda: self.prepare(ctx))
+
+    def reference_model(self, ctx: GradingContext, seed: int) -> nn.Module:
+        """The reference trained with the full budget and training seed `seed`."""
+        return self.train_reference(ctx, seed, self.epochs, self.prepare(ctx))
+
+    def calibrate(self, ctx: GradingContext, seed: int) -> float:
+        """The reference's score with training seed `seed` (the spread thresholds are chosen from)."""
+        return (self.score or exact_match_of)(self.reference_reply(self.reference_model(ctx, seed), ctx), ctx)
+
+
+SPECS: dict[str, TrainingSpec] = {}
+
+
+def training_check(spec: TrainingSpec) -> TrainingSpec:
+    """Register `spec` in SPECS and its check with the part's checks."""
+    if spec.part in SPECS:
+        raise ValueError(f"a training check of {spec.part} is registered twice")
+    SPECS[spec.part] = spec
+
+    def run(student, ctx: GradingContext) -> None:
+        budget = spec.time_budget(ctx)
+        out = student.call(spec.recipe, timeout=budget, data=share_split(ctx), epochs=spec.epochs,
+                           batch_size=spec.batch_size, lr=spec.lr, seed=ctx.seed, **spec.options)
+        keep(spec, out, ctx)
+        (spec.judge or expect_exact_match)(spec, out, ctx)
+    run.__name__ = run.__qualname__ = spec.check
+    run.__doc__ = spec.description.format(spec=spec)
+    check(timeout=spec.timeout, training=True, budget=spec.time_budget, part=spec.part)(run)
+    return spec
 
 
 def share_split(ctx: GradingContext) -> str:
@@ -44,16 +137,16 @@ def exact_match_of(out, ctx: GradingContext, key: str = "tokens") -> float:
     return exact_match(captions, test.references)
 
 
-def expect_exact_match(out, ctx: GradingContext, part: str, threshold: float) -> None:
-    """The verdict of the exact-match training checks: keep the run's curve and captions for the report, then
-    fail unless the returned greedy captions reach `threshold` on the hidden test scenes."""
-    keep_run(ctx, part, curves={"loss": reply(out, "losses")}, captions={"greedy": reply(out, "tokens")})
+def expect_exact_match(spec: TrainingSpec, out, ctx: GradingContext) -> None:
+    """The verdict of the exact-match training checks: the returned greedy captions reach the threshold on the
+    hidden test scenes."""
     accuracy = exact_match_of(out, ctx)
+    threshold = spec.threshold
     expect(accuracy >= threshold, f"exact match {accuracy:.3f} on the hidden test scenes; the threshold is {threshold}",
            safe=f"exact match {accuracy:.3f}, threshold {threshold}")
 
 
-# -- what a training check keeps for the feedback report (autograder/grader/report) --------------------------------
+# -- what a training check keeps for the feedback report (autograder/grader/report) ------------------------
 # Only the student's own run, and only its first SHOWN hidden test scenes: docs/grader.md ("Feedback reports")
 # says why that is shown and when. Keeping never raises and never changes a verdict: what is malformed is
 # left out, and the report says the figure is missing.
@@ -154,3 +247,272 @@ def keep_beams(ctx: GradingContext, part: str, beams) -> None:
     except ValueError:
         return
     ctx.keep(part, "beams", {"captions": captions, "scores": [[float(s) for s in row] for row in scores.tolist()]})
+
+
+def keep(spec: TrainingSpec, out, ctx: GradingContext) -> None:
+    """Keep what `spec` says the report shows of the student's run: its curves, its captions of the shown scenes
+    (with those scenes) and its figures."""
+    keep_run(ctx, spec.part, curves={name: reply(out, key) for name, key in spec.curves.items()},
+             captions={name: _dig(out, keys) for name, keys in spec.captions.items()})
+    for figure in spec.figures:
+        FIGURES[figure](ctx, spec.part, out)
+
+
+def _dig(out, keys: tuple[str, ...]):
+    for key in keys:
+        out = reply(out, key)
+    return out
+
+
+# The figures a training check can keep beyond curves and captions, by name: what the recipe returns for them.
+FIGURES = {
+    "beams": lambda ctx, part, out: keep_beams(ctx, part, reply(out, "beams")),
+    "attention": lambda ctx, part, out: keep_attention(ctx, part, reply(out, "attention")),
+    "hard attention": lambda ctx, part, out: keep_attention(ctx, part, reply(out, "attention"), hard=True),
+}
+
+
+# == the training checks ==========================================================================================
+# Thresholds: docs/thresholds.md gives the reference's spread over five training seeds on the hidden data (one
+# thread: `python -m autograder.grader.calibrate`) and what broken models reach; each threshold sits well below
+# the reference's minimum and well above the broken models.
+
+def _greedy_reply(model: nn.Module, state, max_len: int = T_MAX) -> dict:
+    """What a recipe returns for a model decoded greedily by the reference decoder from `state`."""
+    from solutions.decoding import greedy_decode
+
+    with torch.no_grad():
+        return {"tokens": greedy_decode(model, state, max_len)}
+
+
+# -- Part 1: Show and Tell -------------------------------------------------------------------------------------
+
+def _show_and_tell_reference(ctx: GradingContext, seed: int, epochs: int, prepared=None) -> nn.Module:
+    from solutions.show_and_tell import ShowTellRNN, caption_loss
+
+    spec = SPECS["show_and_tell"]
+    grids, tokens = ctx.data.train.grids, ctx.data.train.scenes.tokens
+    seed_everything(seed)
+    model = ShowTellRNN()
+    model.history = train(model, lambda m, idx: caption_loss(m(grids[idx], tokens[idx]), tokens[idx]), len(tokens),
+                          epochs, spec.batch_size, spec.lr, seed=seed)
+    return model
+
+
+training_check(TrainingSpec(
+    part="show_and_tell", check="trained_show_and_tell_reaches_the_threshold",
+    description="Trained for {spec.epochs} epochs on hidden scenes, the captioner reaches the exact-match threshold "
+                "in time.",
+    epochs=12, batch_size=32, lr=3e-3,
+    # The reference: 0.565 .. 0.625 (mean 0.596); zeroed grids 0.000, the image at every step 0.007.
+    threshold=0.40,
+    train_reference=_show_and_tell_reference,
+    reference_reply=lambda model, ctx: _greedy_reply(model, model.init_state(ctx.data.test.grids)),
+    options={"shown": SHOWN, "beam_width": 3},   # the beams of the trained model a feedback report shows
+    figures=("beams",)))
+
+
+# -- Part 4: soft attention --------------------------------------------------------------------------------------
+
+ATTENTION_GRID = 8   # coordinate channels for the 8 x 8 annotation grid
+
+
+def _attention_inputs(ctx: GradingContext) -> tuple[torch.Tensor, torch.Tensor]:
+    """The hidden training grids with coordinates, and their captions."""
+    from solutions.attention import with_coords
+
+    return with_coords(ctx.data.train.grids, ATTENTION_GRID), ctx.data.train.scenes.tokens
+
+
+def _attention_reference(ctx: GradingContext, seed: int, epochs: int, prepared=None) -> nn.Module:
+    from solutions.attention import AttnCaptioner
+    from solutions.show_and_tell import caption_loss
+
+    spec = SPECS["attention"]
+    grids, tokens = prepared if prepared is not None else _attention_inputs(ctx)
+    seed_everything(seed)
+    model = AttnCaptioner()
+    model.history = train(model, lambda m, idx: caption_loss(m(grids[idx], tokens[idx])[0], tokens[idx]), len(tokens),
+                          epochs, spec.batch_size, spec.lr, seed=seed)
+    return model
+
+
+def _attention_reply(model: nn.Module, ctx: GradingContext) -> dict:
+    from solutions.attention import with_coords
+
+    return _greedy_reply(model, model.init_state(with_coords(ctx.data.test.grids, ATTENTION_GRID)))
+
+
+training_check(TrainingSpec(
+    part="attention", check="trained_soft_attention_reaches_the_threshold",
+    description="Trained {spec.epochs} epochs on hidden scenes with coordinates, the captioner reaches the exact-match "
+                "threshold in time.",
+    epochs=12, batch_size=64, lr=3e-3,
+    # The reference: 0.650 .. 0.833 (the lecture's 0.593 came from other data and thread counts); no coordinate
+    # channels 0.333, uniform weights 0.212, weights detached from the graph 0.205.
+    threshold=0.45,
+    train_reference=_attention_reference, prepare=_attention_inputs, reference_reply=_attention_reply,
+    options={"grid": ATTENTION_GRID, "shown": SHOWN},
+    figures=("attention",)))
+
+
+# -- Part 5: hard attention (REINFORCE) ----------------------------------------------------------------------------
+
+def _reinforce_reference(ctx: GradingContext, seed: int, epochs: int, prepared=None) -> nn.Module:
+    from solutions.attention import AttnCaptioner, with_coords
+    from solutions.reinforce import HardAttentionLoss
+    from shared.encoder import GRID
+
+    spec = SPECS["reinforce"]
+    features, tokens = with_coords(ctx.data.train.grids, GRID), ctx.data.train.scenes.tokens
+    seed_everything(seed)
+    model = AttnCaptioner()
+    model.history = train(model, HardAttentionLoss(features, tokens, seed=seed), len(tokens), epochs,
+                          spec.batch_size, lr=spec.lr, seed=seed)
+    return model
+
+
+def _reinforce_reply(model: nn.Module, ctx: GradingContext) -> dict:
+    from solutions.attention import with_coords
+    from solutions.reinforce import HardAttentionDecoder
+    from shared.encoder import GRID
+
+    decoder = HardAttentionDecoder(model)
+    return _greedy_reply(decoder, decoder.init_state(with_coords(ctx.data.test.grids, GRID)))
+
+
+training_check(TrainingSpec(
+    part="reinforce", check="trained_hard_attention_reaches_the_threshold",
+    description="Hard attention trained by REINFORCE for {spec.epochs} epochs on hidden scenes reaches the exact-match "
+                "threshold in time.",
+    epochs=12, batch_size=64, lr=3e-3,
+    # The reference over ten training seeds: 0.273 .. 0.535, mean 0.364, in two clusters (about 0.29 and about
+    # 0.50); trained and decoded on zero grids 0.005. Estimator bugs do not show here (without the REINFORCE term
+    # the model does better): the property checks of the part catch them.
+    threshold=0.20,
+    train_reference=_reinforce_reference, reference_reply=_reinforce_reply,
+    options={"shown": SHOWN},
+    figures=("hard attention",),
+    timeout=600))
+
+
+# -- Part 6: LSTM-A ------------------------------------------------------------------------------------------------
+
+def _lstm_a_reference(ctx: GradingContext, seed: int, epochs: int, prepared=None) -> nn.Module:
+    from solutions.lstm_a import train_lstm_a
+    from solutions.show_and_tell import caption_loss
+
+    spec = SPECS["lstm_a"]
+    data = ctx.data.train
+    model, history = train_lstm_a(spec.options["variant"], data.grids, data.predicted_attributes, data.scenes.tokens,
+                                  caption_loss, epochs=epochs, batch_size=spec.batch_size, lr=spec.lr, seed=seed)
+    model.history = history
+    return model
+
+
+training_check(TrainingSpec(
+    part="lstm_a", check="trained_a4_reaches_the_threshold",
+    description="Trained {spec.epochs} epochs on hidden scenes with predicted attributes, LSTM-A4 reaches the "
+                "exact-match threshold in time.",
+    epochs=8, batch_size=64, lr=3e-3,
+    # The reference A4: 0.537 .. 0.660 (mean 0.597); A4 and A5 swapped 0.305, the per-step image detached 0.233.
+    threshold=0.45,
+    train_reference=_lstm_a_reference,
+    reference_reply=lambda model, ctx: _greedy_reply(model, model.init_state(ctx.data.test.grids,
+                                                                             ctx.data.test.predicted_attributes)),
+    options={"variant": "A4"}))
+
+
+# -- Part 7: StyleNet ----------------------------------------------------------------------------------------------
+
+# THRESHOLD is the factual content-slot accuracy; the swap of the factor must also switch the style.
+ROMANTIC_STYLE_RATE = 0.90   # at least (the reference: 0.995 .. 1.000)
+FACTUAL_STYLE_RATE = 0.10    # at most (the reference: 0.000)
+
+
+@functools.lru_cache(maxsize=1)
+def _styled_corpus() -> torch.Tensor:
+    from solutions.stylenet import styled_corpus
+
+    return styled_corpus()
+
+
+def _factual_captions(ctx: GradingContext) -> torch.Tensor:
+    """The hidden training targets encoded with length T_STYLE, as the lecture trains StyleNet (the styled corpus
+    is built too: neither is timed)."""
+    from solutions.stylenet import T_STYLE
+
+    _styled_corpus()
+    return encode_batch(ctx.data.train.scenes.targets, T_STYLE)
+
+
+def _stylenet_reference(ctx: GradingContext, seed: int, epochs: int, prepared=None) -> nn.Module:
+    from solutions.show_and_tell import caption_loss
+    from solutions.stylenet import train_stylenet
+
+    spec = SPECS["stylenet"]
+    captions = prepared if prepared is not None else _factual_captions(ctx)
+    model, history = train_stylenet(ctx.data.train.grids, captions, _styled_corpus(), caption_loss,
+                                    epochs=epochs, lr=spec.lr, batch_size=spec.batch_size, seed=seed)
+    model.history = history
+    return model
+
+
+def _stylenet_reply(model: nn.Module, ctx: GradingContext) -> dict:
+    from solutions.decoding import greedy_decode
+    from solutions.stylenet import T_STYLE
+
+    tokens = {}
+    with torch.no_grad():
+        for style in ("factual", "romantic"):
+            model.set_style(style)
+            tokens[style] = greedy_decode(model, model.init_state(ctx.data.test.grids), T_STYLE)
+    return {"tokens": tokens}
+
+
+def style_scores_of(out, ctx: GradingContext) -> dict[str, dict]:
+    """shared.metrics.style_scores of the captions under each factor ({style: (N, T) tokens} under "tokens")."""
+    test = ctx.data.test.scenes
+    scores = {}
+    for style in ("factual", "romantic"):
+        try:
+            captions = decode_batch(predicted_tokens(reply(out, "tokens"), len(test), style))
+        except ValueError as exc:  # a token id outside the vocabulary
+            raise CheckFailed(f"the trained model's {style} captions: {exc}") from None
+        scores[style] = style_scores(captions, test.references)
+    return scores
+
+
+def expect_the_style_switch(spec: TrainingSpec, out, ctx: GradingContext) -> None:
+    """Swapping the factor switches the style (style rates) and the factual captions keep the content (slots)."""
+    if not isinstance(out, dict):
+        raise CheckFailed(f"the trained model's captions: unexpected reply {type_name(out)}")
+    scores = style_scores_of(out, ctx)
+    romantic, factual = scores["romantic"]["style_rate"], scores["factual"]["style_rate"]
+    content = scores["factual"]["content_slots"]
+    summary = (f"style rate {romantic:.3f} romantic (needs >= {ROMANTIC_STYLE_RATE}), {factual:.3f} factual "
+               f"(needs <= {FACTUAL_STYLE_RATE}); factual content slots {content:.3f} (needs >= {spec.threshold})")
+    ok = romantic >= ROMANTIC_STYLE_RATE and factual <= FACTUAL_STYLE_RATE and content >= spec.threshold
+    expect(ok, f"on the hidden test scenes: {summary}", safe=summary)
+
+
+def _stylenet_max_len() -> int:
+    from solutions.stylenet import T_STYLE
+
+    return T_STYLE
+
+
+training_check(TrainingSpec(
+    part="stylenet", check="trained_stylenet_switches_the_style_with_the_factor",
+    description="Trained for {spec.epochs} alternating epochs on hidden scenes, swapping the factor switches the style "
+                "and keeps the content, in time.",
+    epochs=12, batch_size=64, lr=3e-3,
+    # The lecture's 12 alternating epochs; the reference's factual content slots: 0.816 .. 0.870 over five seeds, a
+    # model trained without the image 0.440.
+    threshold=0.65,
+    train_reference=_stylenet_reference, prepare=_factual_captions, reference_reply=_stylenet_reply,
+    options={"max_len": _stylenet_max_len()},
+    curves={"factual": "factual_losses", "styled": "styled_losses"},
+    captions={"factual": ("tokens", "factual"), "romantic": ("tokens", "romantic")},
+    judge=expect_the_style_switch,
+    score=lambda out, ctx: style_scores_of(out, ctx)["factual"]["content_slots"]))

@@ -294,7 +294,7 @@ class Worker:
             code = self.proc.wait(timeout=10)
             self.kill(_describe_exit(code))
             raise WorkerDied(self.dead_reason)
-        except Exception as exc:  # an unreadable or oversized reply
+        except Exception as exc:  # noqa: BLE001 (an unreadable or oversized reply)
             self.kill(f"sent an unreadable reply ({type(exc).__name__})")
             raise WorkerDied(self.dead_reason)
         if isinstance(reply, dict) and set(reply) == {"error"}:

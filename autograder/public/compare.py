@@ -3,6 +3,8 @@ type, then shape and dtype, then finiteness, then values; every message names th
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 
@@ -62,6 +64,51 @@ def expect_tensor(name: str, actual, expected: torch.Tensor, *, rtol: float, ato
         raise CheckFailed(f"{name}: {int(over.sum())} of {over.numel()} entries outside rtol={rtol:g}, atol={atol:g}; "
                           f"largest error {err[idx].item():.3g} at {idx} (got {a[idx].item():.6g}, expected "
                           f"{e[idx].item():.6g}){_where(case)}")
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How close a value must be to what is expected, elementwise: |actual - expected| <= atol + rtol |expected|.
+    `float64`, if given, is the (tighter) tolerance that applies when the inputs and the result are all float64."""
+    rtol: float
+    atol: float
+    float64: Tolerance | None = None
+
+    def for_dtypes(self, inputs: torch.dtype, result: torch.dtype) -> Tolerance:
+        """The tolerance for `result` computed from `inputs`."""
+        both64 = inputs == torch.float64 and result == torch.float64
+        return self.float64 if both64 and self.float64 is not None else self
+
+
+def expect_shaped(name: str, actual, shape: tuple, case: str = "") -> torch.Tensor:
+    """Stages 1 and 2: `actual` is a tensor of `shape`; returns it."""
+    if not isinstance(actual, torch.Tensor):
+        raise CheckFailed(f"{name}: expected a tensor, got {type_name(actual)}{_where(case)}")
+    expect(tuple(actual.shape) == tuple(shape), f"{name}: expected shape {tuple(shape)}, got {tuple(actual.shape)}", case)
+    return actual
+
+
+def expect_float_tensor(name: str, actual, shape: tuple, case: str = "") -> torch.Tensor:
+    """Stages 1 to 3 for a float result whose dtype is free: a tensor of `shape`, floating point; returns it."""
+    expect_shaped(name, actual, shape, case)
+    expect(actual.is_floating_point(), f"{name}: expected a floating-point tensor, got dtype {actual.dtype}", case)
+    return actual
+
+
+def expect_close(name: str, actual, expected: torch.Tensor, tolerance: Tolerance, *, inputs: torch.dtype,
+                 case: str = "", same_dtype: bool = False) -> None:
+    """The staged comparison of a float result with an expectation computed in float64 from inputs of dtype `inputs`:
+    a tensor, of the expected shape, of a float dtype (same_dtype: the inputs' dtype, except that float64 inputs may
+    give float32 results, a float32 accumulator somewhere), then its values within `tolerance` (its float64 one
+    when inputs and result are float64)."""
+    expect_shaped(name, actual, tuple(expected.shape), case)
+    if same_dtype:
+        allowed = (torch.float64, torch.float32) if inputs == torch.float64 else (inputs,)
+        expect(actual.dtype in allowed, f"{name}: expected dtype {inputs}, got {actual.dtype}", case)
+    else:
+        expect(actual.is_floating_point(), f"{name}: expected a floating-point tensor, got dtype {actual.dtype}", case)
+    tol = tolerance.for_dtypes(inputs, actual.dtype)
+    expect_tensor(name, actual, expected, rtol=tol.rtol, atol=tol.atol, case=case, check_dtype=False)
 
 
 def expect(condition: bool, message: str, case: str = "", safe: str = "") -> None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from autograder.public import client
-from autograder.public.checks import Check
+from autograder.public.checks import Check, running_as
 from autograder.public.client import StudentError, StudentWorker, WorkerDied
 from autograder.public.compare import CheckFailed
 from autograder.public.progress import Progress
@@ -33,6 +33,7 @@ class Entry:
     """What a check is worth and who sees its details: one entry of the rubric."""
     points: float
     visibility: str  # "public" or "hidden"
+    number: int      # its position among the part's checks in the full rubric, from 1: check 3.2 is bleu's second
 
 
 @dataclass
@@ -106,9 +107,10 @@ def _candidates(exc: BaseException):
 def run_check(chk: Check, worker: StudentWorker, ctx, visible: bool) -> tuple[bool, str, str]:
     """(passed, student-visible output, staff note) for one check."""
     try:
-        chk.fn(worker, ctx)
+        with running_as("public" if visible else "hidden"):   # hidden properties do not shrink (strategies.py)
+            chk.fn(worker, ctx)
         return True, "passed", ""
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 (a verdict on the student, or the grader's error: both reported)
         for candidate in _candidates(exc):
             outcome = _outcome(candidate, chk, visible)
             if outcome is not None:
@@ -123,31 +125,31 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
                progress: Progress | None = None) -> list[CheckResult]:
     """Run `checks` (every one has an entry in `entries`) against one worker of `part`, in order; one result each.
 
-    `number` is the part's number, `start_worker()` starts the part's worker (StagingError: the module cannot
+    `number` is the part's number (a check's is `number`.`entry.number`, the same in every output, whichever
+    checks a run grades), `start_worker()` starts the part's worker (StagingError: the module cannot
     be staged), `ctx` is handed to every check, `part_time_limit` is the part's limit in seconds as the
     message of a check left unrun names it (the worker carries the deadline itself), `progress` is told of each
     check and training epoch (autograder.public.progress; by default nothing is shown)."""
     progress = progress or Progress()
     results = []
 
-    def result(i: int, chk: Check, passed: bool, output: str, seconds: float, note: str = "") -> CheckResult:
+    def result(chk: Check, passed: bool, output: str, seconds: float, note: str = "") -> CheckResult:
         entry = entries[chk.name]
-        return CheckResult(part, chk.name, f"{number}.{i + 1}", chk.description,
+        return CheckResult(part, chk.name, f"{number}.{entry.number}", chk.description,
                            entry.points if passed else 0.0, entry.points, entry.visibility, output, seconds, note)
 
     try:
         worker = start_worker()
     except StagingError as exc:
-        return [result(i, c, False, str(exc), 0.0) for i, c in enumerate(checks)]
+        return [result(c, False, str(exc), 0.0) for c in checks]
     worker.on_progress = progress.epoch
     try:
         if worker.import_error is not None:
             err = worker.import_error
             line = f"{part}.py could not be imported: {err.kind}: {err.detail}"
-            return [result(i, c, False, line, 0.0, err.where) for i, c in enumerate(checks)]
+            return [result(c, False, line, 0.0, err.where) for c in checks]
         if not worker.alive:
-            return [result(i, c, False, worker.dead_reason or "the worker did not start", 0.0)
-                    for i, c in enumerate(checks)]
+            return [result(c, False, worker.dead_reason or "the worker did not start", 0.0) for c in checks]
         # Public checks first, then the hidden ones in a fresh worker: nothing a hidden check passes to the student's
         # code (the same inputs on every run) can be kept and shown in a public check's feedback.
         order = sorted(range(len(checks)), key=lambda i: entries[checks[i].name].visibility != "public")
@@ -160,14 +162,14 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
                 served_public = False
             t0 = time.monotonic()
             if worker.deadline is not None and t0 >= worker.deadline:
-                results.append(result(i, chk, False, f"not run: the part's time limit ({part_time_limit:.0f} s) "
+                results.append(result(chk, False, f"not run: the part's time limit ({part_time_limit:.0f} s) "
                                                      "was reached", 0.0))
                 continue
             worker.check_deadline = t0 + chk.timeout * client.TIME_SCALE
             progress.check(f"{number}.{i + 1}", chk.name, chk.training)
             passed, output, note = run_check(chk, worker, ctx, visible)
             progress.check_done()
-            results.append(result(i, chk, passed, output, time.monotonic() - t0, note))
+            results.append(result(chk, passed, output, time.monotonic() - t0, note))
             served_public = served_public or visible
             if chk.training:  # the large heaps; a collection costs about 0.2 s, too much after every check
                 release_memory()

@@ -1,18 +1,51 @@
-"""Hypothesis strategies for every part, in one place. Sizes are bounded so a property test stays
-fast; floats are bounded so tolerances mean something."""
+"""Hypothesis strategies for every part, in one place, and the one way a check runs a property. Sizes are bounded
+so a property test stays fast; floats are bounded so tolerances mean something.
+
+A property check (docs/grader.md):
+
+    @check()
+    def beam_width_one_is_greedy(student, ctx):
+        "the property, in one line"
+        @PROPERTY                   # how many cases: FEW (10), PROPERTY (25), MORE (60) or examples(n)
+        @given(toy_cases)           # what the cases are: a strategy of this module
+        @example(FIRST_CASE)        # optional: one small case tried first, so code that fails everywhere fails on it
+        def prop(case):
+            ...
+        prop()
+
+Cases are derandomised, with no example database and no deadline: the same submission meets the same cases on
+every run. What a failure costs is chosen by the engine from the check's visibility (autograder.public.checks.
+visibility): a public check shrinks a failing case to a small one for its message; a hidden check shows no case,
+so it reports the first failure without shrinking (each shrinking step is a round trip to the worker).
+"""
 from __future__ import annotations
+
+from typing import Callable
 
 import torch
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 
-# Derandomised, no example database, no deadline: the same submission gets the same examples every run.
-# No "explain" phase: it reruns a failing example many times (each a round trip to the worker) only to
-# annotate a report the grader does not show; the shrunk example is named by the check's own message.
-PROPERTY = settings(derandomize=True, database=None, deadline=None, max_examples=25, print_blob=False,
-                    report_multiple_bugs=False, suppress_health_check=list(HealthCheck),
-                    phases=(Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink))
-FEW = settings(PROPERTY, max_examples=10)
+from autograder.public.checks import visibility
+
+# No "explain" phase: it reruns a failing example many times (each a round trip to the worker) only to annotate a
+# report the grader does not show; the shrunk example is named by the check's own message.
+_BASE = settings(derandomize=True, database=None, deadline=None, print_blob=False, report_multiple_bugs=False,
+                 suppress_health_check=list(HealthCheck))
+SHRINKING = (Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink)
+NOT_SHRINKING = (Phase.explicit, Phase.reuse, Phase.generate)
+
+
+def examples(n: int) -> Callable:
+    """A decorator for a property trying `n` generated cases (after its @example cases), shrinking a failure only
+    in a public check."""
+    def apply(test: Callable) -> Callable:
+        phases = SHRINKING if visibility() == "public" else NOT_SHRINKING
+        return settings(_BASE, max_examples=n, phases=phases)(test)
+    return apply
+
+
+FEW, PROPERTY, MORE = examples(10), examples(25), examples(60)
 
 seeds = st.integers(min_value=0, max_value=2 ** 31 - 1)
 
@@ -21,6 +54,43 @@ def tensor(seed: int, *shape: int, dtype=torch.float64, scale: float = 1.0) -> t
     """A reproducible standard-normal tensor of the given shape (scaled)."""
     g = torch.Generator().manual_seed(seed)
     return torch.randn(*shape, generator=g, dtype=dtype) * scale
+
+
+# -- Part 1 (show_and_tell) ------------------------------------------------------------------------
+
+DTYPES = {"float32": torch.float32, "float64": torch.float64}
+
+
+def step_cases(max_n: int, max_dim: int) -> st.SearchStrategy:
+    """(seed, N, E, H, dtype name) of one relu_rnn_step case."""
+    return st.tuples(seeds, st.integers(1, max_n), st.integers(1, max_dim), st.integers(1, max_dim),
+                     st.sampled_from(sorted(DTYPES)))
+
+
+def loss_cases(max_n: int, max_t: int, vocab: st.SearchStrategy) -> st.SearchStrategy:
+    """(seed, N, T, V, logit scale, dtype name) of one caption_loss case."""
+    return st.tuples(seeds, st.integers(1, max_n), st.integers(2, max_t), vocab, st.sampled_from([1.0, 3.0]),
+                     st.sampled_from(sorted(DTYPES)))
+
+
+# (seed, N, T, V, D, L, E, H, DV) of a small ShowTellRNN and batch.
+model_cases = st.tuples(seeds, st.integers(1, 3), st.integers(2, 5), st.integers(4, 8), st.integers(1, 3),
+                        st.integers(1, 4), st.integers(1, 5), st.integers(1, 6), st.integers(1, 4))
+
+
+# -- Part 2 (decoding) ----------------------------------------------------------------------------
+
+# (seed, contexts in the batch, steps, vocabulary, END bias): toy models small enough to enumerate every sequence.
+toy_cases = st.tuples(seeds, st.integers(1, 4), st.integers(1, 3), st.integers(4, 6), st.sampled_from([-1.0, 0.0, 1.5]))
+
+
+# -- Part 5 (reinforce) ---------------------------------------------------------------------------
+
+# (seed, N, L, logit scale, some weights exactly zero): distributions over locations.
+weight_cases = st.tuples(seeds, st.integers(1, 5), st.integers(1, 8), st.sampled_from([0.5, 1.0, 3.0]), st.booleans())
+# Shapes of the per-step tensors of reinforce_loss: (T,) or (N, T).
+loss_shapes = st.one_of(st.tuples(st.integers(1, 6)), st.tuples(st.integers(1, 5), st.integers(1, 5)))
+wide_loss_shapes = st.one_of(st.tuples(st.integers(1, 16)), st.tuples(st.integers(1, 16), st.integers(1, 10)))
 
 
 # -- Part 6 (lstm_a) ------------------------------------------------------------------------------
@@ -178,6 +248,13 @@ def bleu_zero_corpus(draw, kind: str | None = None):
         hyps.append(hyp)
         refs.append([" ".join(ref)])
     return hyps, refs, max_n, k
+
+
+def bleu_reorderable_corpus() -> st.SearchStrategy:
+    """(hyps, refs): random corpora of 2..6 sentences, and corpora of closest-length ties, where the brevity penalty
+    is below 1 if a tie went to the longer reference."""
+    return st.one_of(bleu_corpus(min_sentences=2, max_sentences=6, vocab=4),
+                     bleu_brevity_corpus(max_n=1, max_sentences=4, tie=True).map(lambda corpus: corpus[:2]))
 
 
 @st.composite

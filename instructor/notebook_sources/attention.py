@@ -60,7 +60,7 @@ print("top-left cell:", coords[0].tolist(), "| bottom-right cell:", coords[-1].t
 # %% [markdown]
 # ## Training with and without coordinates
 #
-# Two soft-attention captioners on the notebooks' 2000 scenes for 20 epochs (about 15 seconds in all):
+# Two soft-attention captioners on the notebooks' 2000 scenes for a few epochs (about 15 seconds in all):
 # one on the grids with coordinates, one on the raw 48-d grids. Greedy captions on the 200 test scenes
 # are sorted into the failure kinds of `shared.captions`, and the last column isolates the relation word:
 # how often the model predicts it right when fed the true prefix. The lecture's full run (6000 scenes,
@@ -72,7 +72,7 @@ from decoding import greedy_decode
 from show_and_tell import caption_loss
 
 from shared.metrics import exact_match, failure_counts
-from shared.notebook import notebook_data
+from shared.notebook import NOTEBOOK_EPOCHS, notebook_data
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX, WORD_TO_ID, decode_batch
 
@@ -81,15 +81,16 @@ test = data.test
 inputs = {"with coordinates": (attention.with_coords(data.train.grids, 8), attention.with_coords(test.grids, 8)),
           "without coordinates": (data.train.grids, test.grids)}
 tokens = data.train.scenes.tokens
+EPOCHS = NOTEBOOK_EPOCHS["attention"]
 models, captions = {}, {}
 for name, (train_grids, test_grids) in inputs.items():
     seed_everything(0)
     model = attention.AttnCaptioner(D=train_grids.shape[-1])
     history = train(model, lambda m, idx: attention.soft_attention_loss(m, train_grids[idx], tokens[idx], caption_loss),
-                    len(data.train), epochs=20, batch_size=64)
+                    len(data.train), epochs=EPOCHS, batch_size=64)
     models[name] = model
     captions[name] = decode_batch(greedy_decode(model, model.init_state(test_grids), T_MAX - 1))
-    print(f"{name}: 20 epochs in {history.wall_seconds:.1f} s, loss {history.losses[0]:.3f} -> {history.losses[-1]:.3f}")
+    print(f"{name}: {EPOCHS} epochs in {history.wall_seconds:.1f} s, loss {history.losses[0]:.3f} -> {history.losses[-1]:.3f}")
 
 
 def relation_accuracy(model, grids, tokens):

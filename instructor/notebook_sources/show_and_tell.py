@@ -65,7 +65,7 @@ print(f"{int((captions[:, 1:] != PAD).sum())} real targets out of {captions[:, 1
 # ## Training on the scenes
 #
 # The notebooks train on 2000 scenes (the lecture uses 6000) and test on 200. The first run pretrains the
-# encoder and caches its grids, which takes a few seconds once. We train `ShowTellRNN` for 8 epochs and,
+# encoder and caches its grids, which takes a few seconds once. We train `ShowTellRNN` for a few epochs and,
 # for comparison, the given `ShowTellLSTM`: the other common design, an LSTM whose initial state is a
 # $\tanh$ projection of the image and which sees the image nowhere else.
 
@@ -73,7 +73,7 @@ print(f"{int((captions[:, 1:] != PAD).sum())} real targets out of {captions[:, 1
 import matplotlib.pyplot as plt
 import numpy as np
 
-from shared.notebook import notebook_data
+from shared.notebook import NOTEBOOK_EPOCHS, notebook_data
 from shared.plotting import loss_curves, scene_grid
 from shared.scenes import make_scenes
 from shared.training import seed_everything, train
@@ -90,12 +90,13 @@ def teacher_forcing_loss(model, idx):
     return show_and_tell.caption_loss(model(grids[idx], tokens[idx]), tokens[idx])
 
 
+EPOCHS = NOTEBOOK_EPOCHS["show_and_tell"]
 models, histories = {}, {}
 for name, cls in (("ReLU RNN", show_and_tell.ShowTellRNN), ("LSTM, image in h0/c0", show_and_tell.ShowTellLSTM)):
     seed_everything(0)
     models[name] = cls()
-    histories[name] = train(models[name], teacher_forcing_loss, len(data.train), epochs=8, batch_size=32)
-    print(f"{name}: 8 epochs in {histories[name].wall_seconds:.1f} s, "
+    histories[name] = train(models[name], teacher_forcing_loss, len(data.train), epochs=EPOCHS, batch_size=32)
+    print(f"{name}: {EPOCHS} epochs in {histories[name].wall_seconds:.1f} s, "
           f"loss {histories[name].losses[0]:.3f} -> {histories[name].losses[-1]:.3f}")
 loss_curves({name: h.losses for name, h in histories.items()}, "teacher-forcing loss on 2000 scenes")
 plt.show()

@@ -83,7 +83,7 @@ print("style words:", ", ".join(VOCAB[i] for i in STYLE_IDS))
 # `train_stylenet` alternates a factual batch (image and caption; everything but the romantic factor
 # learns) with a romantic batch (text only, through your `styled_text_step`). The romantic corpus rewrites
 # the captions of other scenes, "the red circle sits happily above the blue square", so style lives in the
-# function words. After 8 epochs on the notebooks' 2000 scenes we decode the 200 test scenes under each
+# function words. After a few epochs on the notebooks' 2000 scenes we decode the 200 test scenes under each
 # factor and score the style rate (captions holding a style word) and the five content slots (colour and
 # shape of both objects, and the relation). The lecture (6000 scenes, 12 epochs) measured a style rate of
 # 0.000 factual and 1.000 romantic, with content slots 0.806 and 0.725.
@@ -94,7 +94,7 @@ from decoding import greedy_decode
 from show_and_tell import caption_loss
 
 from shared.metrics import style_scores
-from shared.notebook import notebook_data
+from shared.notebook import NOTEBOOK_EPOCHS, notebook_data
 from shared.plotting import scene_grid
 from shared.scenes import make_scenes
 from shared.vocab import encode_batch
@@ -103,8 +103,8 @@ data = notebook_data()
 train, test = data.train, data.test
 factual = encode_batch(train.scenes.targets, stylenet.T_STYLE)
 trained, history = stylenet.train_stylenet(train.grids, factual, stylenet.styled_corpus(len(train)), caption_loss,
-                                           epochs=8)
-print(f"8 epochs in {history.wall_seconds:.1f} s: factual loss {history.factual_losses[-1]:.3f}, "
+                                           epochs=NOTEBOOK_EPOCHS["stylenet"])
+print(f"{NOTEBOOK_EPOCHS['stylenet']} epochs in {history.wall_seconds:.1f} s: factual loss {history.factual_losses[-1]:.3f}, "
       f"romantic loss {history.styled_losses[-1]:.3f}")
 scores = stylenet.evaluate_styles(trained, test.grids, test.scenes.references, greedy_decode)
 for style, s in scores.items():

@@ -1,6 +1,6 @@
 """Part 4 checks: the attention step against F.scaled_dot_product_attention and the properties of its
 weights, the coordinate channels against their closed form, the soft-attention captioner against the
-reference with the same injected weights, and a captioner trained on hidden data.
+reference with the same injected weights. (Its training check: autograder/grader/training.py.)
 
 Expected values come from F.scaled_dot_product_attention (the context; with the identity as values, the
 weights), closed forms, or the reference model run here in float64; never from the student's own output,
@@ -21,53 +21,33 @@ import copy
 
 import torch
 import torch.nn.functional as F
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.public.checks import check
-from autograder.public.compare import CheckFailed, expect, expect_tensor, expect_tuple, type_name
-from autograder.grader.context import GradingContext
+from autograder.public.compare import (CheckFailed, Tolerance, expect, expect_close, expect_shaped, expect_tensor,
+                                       expect_tuple, type_name)
 from autograder.public.strategies import FEW, PROPERTY, attention_cases, captioner_sizes, coords_cases, seeds, tensor
-from autograder.grader.training import SHOWN, expect_exact_match, keep_attention, reply, share_split
-from shared.training import seed_everything, train
 from solutions import attention as reference
 
 # Tolerances |a - e| <= atol + rtol |e|, by the dtype the student's code returned. float64 results are held to
 # (nearly) the last digits; float32 ones to what float32 rounding of scores up to ~30 allows.
 TIGHT = dict(rtol=1e-9, atol=1e-10)
 LOOSE = dict(rtol=1e-4, atol=1e-5)
+CLOSE = Tolerance(**LOOSE, float64=Tolerance(**TIGHT))
 # Gradients pass through the LSTM cell T-1 times: a little more room in float64.
 TIGHT_GRAD = dict(rtol=1e-7, atol=1e-9)
 LOOSE_GRAD = dict(rtol=1e-3, atol=1e-4)
 COORDS = dict(rtol=1e-6, atol=1e-6)   # cell centres in [-1, 1], computed in float32 or float64
 
-GRID, EPOCHS, BATCH, LR = 8, 12, 64, 3e-3
-# Exact match on the hidden test scenes after 12 epochs (soft attention with coordinates). The reference spans
-# 0.650 .. 0.833 over five training seeds (docs/thresholds.md; the lecture's 0.593 and its reruns' 0.578 come from
-# other data and thread counts). Broken pipelines on the same data: no coordinate channels 0.333 (lecture 0.330 ..
-# 0.390), uniform weights 0.212, weights detached from the graph 0.205.
-THRESHOLD = 0.45
+GRID = 8   # the encoder's grid is 8 x 8
 
-# Each property first runs one small but non-degenerate case (a probe) outside hypothesis: code that fails
-# everywhere (an unimplemented stub, a wrong shape) fails there at once, with that case named, instead of after
-# a hundred shrinking calls. Code that fails only on some cases is then found and shrunk by hypothesis.
+# Each property first tries one small but non-degenerate case (its @example): code that fails everywhere (an
+# unimplemented stub, a wrong shape) fails there at once, with that case named, instead of after a hundred shrinking
+# calls. Code that fails only on some cases is then found (and, in a public check, shrunk) by hypothesis.
 PROBE_ATTENTION = (7, 2, 5, 3, 4, 1.0)                      # seed, N, L, d, D, scale
 PROBE_COORDS = (7, 2, 3, 2)                                 # seed, N, grid, D
 PROBE_CAPTIONER = dict(seed=7, N=2, T=4, L=5, n_vocab=6, D=3, E=2, H=4, K=3)
-
-
-def _property(settings, run, strategies: tuple, probe: tuple) -> None:
-    """run(*probe), then run as a hypothesis property over `strategies` with `settings`. A failure hypothesis
-    could not reproduce (code whose result changes from call to call) comes wrapped in an exception group;
-    the first failure inside it is the verdict."""
-    run(*probe)
-    try:
-        settings(given(*strategies)(run))()
-    except BaseExceptionGroup as group:
-        leaf = group
-        while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
-            leaf = leaf.exceptions[0]
-        raise leaf from group
 
 
 # -- the attention step --------------------------------------------------------------------------------
@@ -75,29 +55,40 @@ def _property(settings, run, strategies: tuple, probe: tuple) -> None:
 @check()
 def attend_matches_scaled_dot_product_attention(student, ctx):
     """attend returns F.scaled_dot_product_attention's context and the softmax weights over L (float64)."""
-    def run(case):
+    @FEW
+    @given(attention_cases)
+    @example(PROBE_ATTENTION)
+    def prop(case):
         q, k, v, describe = _attention_inputs(case)
         context, weights = _attend(student, q, k, v, describe)
-        _expect_close("context", context, _sdpa_context(q, k, v), torch.float64, describe)
-        _expect_close("weights", weights, _sdpa_weights(q, k), torch.float64, describe)
-    _property(FEW, run, (attention_cases,), probe=(PROBE_ATTENTION,))
+        expect_close("context", context, _sdpa_context(q, k, v), CLOSE, inputs=torch.float64,
+                     case=describe, same_dtype=True)
+        expect_close("weights", weights, _sdpa_weights(q, k), CLOSE, inputs=torch.float64,
+                     case=describe, same_dtype=True)
+    prop()
 
 
 @check()
 def attention_weights_are_a_distribution(student, ctx):
     """attend's weights are non-negative and sum to 1 over L; the context lies in the values' convex hull."""
-    def run(case):
+    @FEW
+    @given(attention_cases)
+    @example(PROBE_ATTENTION)
+    def prop(case):
         q, k, v, describe = _attention_inputs(case)
         context, weights = _attend(student, q, k, v, describe)
         _expect_distribution("weights", weights, describe)
         _expect_in_hull(context, v, describe)
-    _property(FEW, run, (attention_cases,), probe=(PROBE_ATTENTION,))
+    prop()
 
 
 @check()
 def uniform_weights_give_the_mean_of_the_values(student, ctx):
     """With equal keys or a zero query, attend's weights are uniform and the context is the mean of the values."""
-    def run(case, how):
+    @PROPERTY
+    @given(attention_cases, st.sampled_from(["equal keys", "zero query"]))
+    @example(PROBE_ATTENTION, "equal keys")
+    def prop(case, how):
         q, k, v, describe = _attention_inputs(case)
         n, L = k.shape[:2]
         if how == "equal keys":
@@ -106,26 +97,30 @@ def uniform_weights_give_the_mean_of_the_values(student, ctx):
             q = torch.zeros_like(q)
         describe += f", {how}"
         context, weights = _attend(student, q, k, v, describe)
-        _expect_close("weights", weights, torch.full((n, L), 1.0 / L, dtype=torch.float64), torch.float64, describe)
-        _expect_close("context", context, v.mean(1), torch.float64, describe)
-    _property(PROPERTY, run, (attention_cases, st.sampled_from(["equal keys", "zero query"])),
-              probe=(PROBE_ATTENTION, "equal keys"))
+        uniform = torch.full((n, L), 1.0 / L, dtype=torch.float64)
+        expect_close("weights", weights, uniform, CLOSE, inputs=torch.float64, case=describe, same_dtype=True)
+        expect_close("context", context, v.mean(1), CLOSE, inputs=torch.float64, case=describe, same_dtype=True)
+    prop()
 
 
 @check()
 def attend_is_invariant_to_permuting_locations(student, ctx):
     """Permuting the locations (keys and values together) permutes the weights and leaves the context unchanged."""
-    def run(case, perm_seed):
+    @PROPERTY
+    @given(attention_cases, seeds)
+    @example(PROBE_ATTENTION, 1)
+    def prop(case, perm_seed):
         q, k, v, describe = _attention_inputs(case)
         L = k.shape[1]
         perm = torch.randperm(L, generator=torch.Generator().manual_seed(perm_seed))
         describe += f", permutation {perm.tolist()}"
         context, weights = _attend(student, q, k, v, describe)
         context_p, weights_p = _attend(student, q, k[:, perm], v[:, perm], describe)
-        _expect_close("context of the permuted locations", context_p, context.double(), context.dtype, describe)
-        _expect_close("weights of the permuted locations", weights_p, weights.double()[:, perm], weights.dtype,
-                      describe)
-    _property(PROPERTY, run, (attention_cases, seeds), probe=(PROBE_ATTENTION, 1))
+        expect_close("context of the permuted locations", context_p, context.double(), CLOSE, inputs=context.dtype,
+                     case=describe, same_dtype=True)
+        expect_close("weights of the permuted locations", weights_p, weights.double()[:, perm],
+                     CLOSE, inputs=weights.dtype, case=describe, same_dtype=True)
+    prop()
 
 
 @check()
@@ -138,8 +133,10 @@ def attend_matches_sdpa_at_model_size_in_float32(student, ctx):
         describe = f"N={n}, L=64, d=32, D=50, float32, seed={seed}"
         context, weights = _attend(student, q, k, v, describe)
         q64, k64, v64 = q.double(), k.double(), v.double()
-        _expect_close("context", context, _sdpa_context(q64, k64, v64), torch.float32, describe)
-        _expect_close("weights", weights, _sdpa_weights(q64, k64), torch.float32, describe)
+        expect_close("context", context, _sdpa_context(q64, k64, v64), CLOSE, inputs=torch.float32,
+                     case=describe, same_dtype=True)
+        expect_close("weights", weights, _sdpa_weights(q64, k64), CLOSE, inputs=torch.float32,
+                     case=describe, same_dtype=True)
 
 
 # -- coordinates -----------------------------------------------------------------------------------------
@@ -147,22 +144,27 @@ def attend_matches_sdpa_at_model_size_in_float32(student, ctx):
 @check()
 def with_coords_appends_row_major_cell_centres(student, ctx):
     """with_coords appends each location's (row, col) centre ((index + 0.5) / grid) * 2 - 1, row-major."""
-    def run(case):
+    @FEW
+    @given(coords_cases)
+    @example(PROBE_COORDS)
+    def prop(case):
         seed, n, grid, D = case
         features = tensor(seed, n, grid * grid, D, dtype=torch.float32)
         _check_coords(student, features, grid, f"N={n}, grid={grid}, L={grid * grid}, D={D}, float32, seed={seed}")
-    _property(FEW, run, (coords_cases,), probe=(PROBE_COORDS,))
+    prop()
 
 
 @check()
 def with_coords_keeps_dtype_and_features_on_larger_grids(student, ctx):
     """with_coords keeps the features' dtype (float64 too) and values, for grids up to 16."""
-    def run(case, grid, dtype):
+    @PROPERTY
+    @given(coords_cases, st.integers(1, 16), st.sampled_from([torch.float64, torch.float32]))
+    @example(PROBE_COORDS, 3, torch.float64)
+    def prop(case, grid, dtype):
         seed, n, _, D = case
         features = tensor(seed, n, grid * grid, D, dtype=dtype)
         _check_coords(student, features, grid, f"N={n}, grid={grid}, D={D}, {dtype}, seed={seed}")
-    _property(PROPERTY, run, (coords_cases, st.integers(1, 16), st.sampled_from([torch.float64, torch.float32])),
-              probe=(PROBE_COORDS, 3, torch.float64))
+    prop()
     _check_coords(student, tensor(8, 4, 64, 48, dtype=torch.float32), GRID, "N=4, grid=8, D=48 (the encoder's grid)")
 
 
@@ -171,23 +173,32 @@ def with_coords_keeps_dtype_and_features_on_larger_grids(student, ctx):
 @check()
 def forward_matches_the_reference_with_the_same_weights(student, ctx):
     """With the reference's weights, forward's logits and attention maps equal the reference's (float64)."""
-    def run(sizes):
+    @FEW
+    @given(captioner_sizes())
+    @example(PROBE_CAPTIONER)
+    def prop(sizes):
         _check_forward(student, sizes, torch.float64)
-    _property(FEW, run, (captioner_sizes(),), probe=(PROBE_CAPTIONER,))
+    prop()
 
 
 @check()
 def decoding_steps_reproduce_teacher_forcing(student, ctx):
     """step, fed the caption's words, returns the teacher-forced log-probabilities and leaves its input state alone."""
-    def run(sizes):
+    @FEW
+    @given(captioner_sizes())
+    @example(PROBE_CAPTIONER)
+    def prop(sizes):
         _check_steps(student, sizes, torch.float64)
-    _property(FEW, run, (captioner_sizes(),), probe=(PROBE_CAPTIONER,))
+    prop()
 
 
 @check()
 def attention_step_attends_from_the_previous_hidden_state(student, ctx):
     """attention_step returns attend(Wq(h), keys, features): a distribution over L and its expected annotation."""
-    def run(sizes):
+    @PROPERTY
+    @given(captioner_sizes())
+    @example(PROBE_CAPTIONER)
+    def prop(sizes):
         model, config, describe = _reference_model(sizes, torch.float64)
         n, L = sizes["N"], sizes["L"]
         h, c = tensor(sizes["seed"] + 3, n, config["H"]), tensor(sizes["seed"] + 4, n, config["H"])
@@ -199,18 +210,23 @@ def attention_step_attends_from_the_previous_hidden_state(student, ctx):
                            h=h, c=c, features=features)
         result, state_after = expect_tuple("recipe result", out, 2, describe)
         context, weights = expect_tuple("attention_step result (context, weights)", result, 2, describe)
-        _expect_close("attention_step weights", weights, expected_weights, torch.float64, describe)
+        expect_close("attention_step weights", weights, expected_weights, CLOSE, inputs=torch.float64,
+                     case=describe, same_dtype=True)
         _expect_distribution("attention_step weights", weights, describe)
-        _expect_close("attention_step context", context, expected_context, torch.float64, describe)
+        expect_close("attention_step context", context, expected_context, CLOSE, inputs=torch.float64,
+                     case=describe, same_dtype=True)
         for name, before, after in zip(("h", "c", "features", "keys"), state, state_after):
             expect_tensor(f"state {name} after attention_step", after, before, rtol=0, atol=0, case=describe)
-    _property(PROPERTY, run, (captioner_sizes(),), probe=(PROBE_CAPTIONER,))
+    prop()
 
 
 @check()
 def forward_gradients_match_the_reference(student, ctx):
     """forward is differentiable: the gradients of the logits and maps reach every parameter as the reference's do."""
-    def run(sizes):
+    @PROPERTY
+    @given(captioner_sizes())
+    @example(PROBE_CAPTIONER)
+    def prop(sizes):
         model, config, describe = _reference_model(sizes, torch.float64)
         features, captions = _captioner_inputs(sizes, config, torch.float64)
         n, T, L, V = sizes["N"], sizes["T"], sizes["L"], config["n_vocab"]
@@ -224,8 +240,8 @@ def forward_gradients_match_the_reference(student, ctx):
         if isinstance(out, dict) and "forward" in out:
             got = out["forward"]
             logits_s, weights_s = expect_tuple("forward result (logits, weights)", got, 2, describe)
-            _expect_shape("forward logits", logits_s, (n, T - 1, V), describe)
-            _expect_shape("forward weights", weights_s, (n, T - 1, L), describe)
+            expect_shaped("forward logits", logits_s, (n, T - 1, V), describe)
+            expect_shaped("forward weights", weights_s, (n, T - 1, L), describe)
         expect(isinstance(out, dict) and isinstance(out.get("gradients"), dict),
                f"expected the gradients of the model's parameters, got {type_name(out)}", describe)
         grads = out["gradients"]
@@ -237,7 +253,7 @@ def forward_gradients_match_the_reference(student, ctx):
                    "(no .detach(), .item() or torch.no_grad() inside)", describe)
             got = grads[name] if grads[name] is not None else torch.zeros_like(p.grad)
             expect_tensor(f"gradient of {name}", got, p.grad, case=describe, check_dtype=False, **tol)
-    _property(PROPERTY, run, (captioner_sizes(),), probe=(PROBE_CAPTIONER,))
+    prop()
 
 
 @check()
@@ -247,54 +263,6 @@ def full_size_captioner_matches_the_reference_in_float32(student, ctx):
         sizes = dict(seed=seed, N=6, T=10, L=64, n_vocab=reference.VOCAB_SIZE, D=50, E=32, H=96, K=32)
         _check_forward(student, sizes, torch.float32)
         _check_steps(student, sizes, torch.float32)
-
-
-# -- training ----------------------------------------------------------------------------------------------
-
-def hidden_training_inputs(ctx: GradingContext) -> tuple[torch.Tensor, torch.Tensor]:
-    """The hidden training grids with coordinates, and their captions."""
-    data = ctx.data
-    return reference.with_coords(data.train.grids, GRID), data.train.scenes.tokens
-
-
-def reference_run(ctx: GradingContext, seed: int, epochs: int = EPOCHS, inputs=None):
-    """Train the reference on the hidden data with coordinates (also used to time the budget and to calibrate).
-    Pass `inputs` (hidden_training_inputs) to keep loading the data out of a timed run."""
-    from solutions.show_and_tell import caption_loss
-    grids, tokens = inputs if inputs is not None else hidden_training_inputs(ctx)
-    seed_everything(seed)
-    model = reference.AttnCaptioner()
-    model.history = train(model, lambda m, idx: caption_loss(m(grids[idx], tokens[idx])[0], tokens[idx]), len(tokens),
-                          epochs, BATCH, LR, seed=seed)   # its curve: autograder/grader/report/reference.py
-    return model
-
-
-def time_budget(ctx: GradingContext) -> float:
-    """Seconds the student's training run may take: from one epoch of the reference, timed in this run
-    (preparing its inputs is not timed)."""
-    return ctx.budget("attention", lambda inputs: reference_run(ctx, ctx.seed, epochs=1, inputs=inputs),
-                      scale=EPOCHS, setup=lambda: hidden_training_inputs(ctx))
-
-
-@check(timeout=300, training=True, budget=time_budget)
-def trained_soft_attention_reaches_the_threshold(student, ctx):
-    """Trained 12 epochs on hidden scenes with coordinates, the captioner reaches the exact-match threshold in time."""
-    budget = time_budget(ctx)
-    out = student.call("attention.train_and_decode", timeout=budget, data=share_split(ctx), grid=GRID,
-                       epochs=EPOCHS, batch_size=BATCH, lr=LR, seed=ctx.seed, shown=SHOWN)
-    keep_attention(ctx, "attention", reply(out, "attention"))
-    expect_exact_match(out, ctx, "attention", THRESHOLD)
-
-
-def calibrate(ctx: GradingContext, seed: int) -> float:
-    """The reference's exact match with training seed `seed` (for docs/thresholds.md)."""
-    from shared.metrics import exact_match
-    from shared.vocab import T_MAX, decode_batch
-    from solutions.decoding import greedy_decode
-    model = reference_run(ctx, seed)
-    with torch.no_grad():
-        tokens = greedy_decode(model, model.init_state(reference.with_coords(ctx.data.test.grids, GRID)), T_MAX)
-    return exact_match(decode_batch(tokens), ctx.data.test.scenes.references)
 
 
 # -- helpers -----------------------------------------------------------------------------------------------
@@ -326,26 +294,9 @@ def _attend(student, q, k, v, describe):
         expect_tensor(f"{name} after attend (attend must not modify its inputs)", got, before, rtol=0, atol=0,
                       case=describe)
     n, L, D = v.shape
-    _expect_shape("context", context, (n, D), describe)
-    _expect_shape("weights", weights, (n, L), describe)
+    expect_shaped("context", context, (n, D), describe)
+    expect_shaped("weights", weights, (n, L), describe)
     return context, weights
-
-
-def _expect_shape(name, actual, shape, describe):
-    if not isinstance(actual, torch.Tensor):
-        raise CheckFailed(f"{name}: expected a tensor, got {type_name(actual)} [{describe}]")
-    if tuple(actual.shape) != tuple(shape):
-        raise CheckFailed(f"{name}: expected shape {tuple(shape)}, got {tuple(actual.shape)} [{describe}]")
-
-
-def _expect_close(name, actual, expected, dtype, describe, tight=TIGHT, loose=LOOSE):
-    """Staged comparison where float64 inputs (`dtype`) may give float64 or float32 results; the tolerance
-    follows the returned dtype. `expected` is computed in float64."""
-    _expect_shape(name, actual, expected.shape, describe)
-    allowed = (torch.float64, torch.float32) if dtype == torch.float64 else (dtype,)
-    expect(actual.dtype in allowed, f"{name}: expected dtype {dtype}, got {actual.dtype}", describe)
-    tol = tight if actual.dtype == torch.float64 else loose
-    expect_tensor(name, actual, expected, case=describe, check_dtype=False, **tol)
 
 
 def _expect_distribution(name, weights, describe):
@@ -377,8 +328,8 @@ def _expect_in_hull(context, values, describe):
 
 def _expected_coords(grid: int) -> torch.Tensor:
     """(L, 2) float64: (row, col) centres of a row-major grid, ((index + 0.5) / grid) * 2 - 1."""
-    rows = [((l // grid) + 0.5) / grid * 2 - 1 for l in range(grid * grid)]
-    cols = [((l % grid) + 0.5) / grid * 2 - 1 for l in range(grid * grid)]
+    rows = [((loc // grid) + 0.5) / grid * 2 - 1 for loc in range(grid * grid)]
+    cols = [((loc % grid) + 0.5) / grid * 2 - 1 for loc in range(grid * grid)]
     return torch.tensor([rows, cols], dtype=torch.float64).T
 
 
@@ -386,7 +337,7 @@ def _check_coords(student, features, grid, describe):
     out = student.call("attention.with_coords", features=features, grid=grid)
     result, after = expect_tuple("recipe result", out, 2, describe)
     n, L, D = features.shape
-    _expect_shape("with_coords result", result, (n, L, D + 2), describe)
+    expect_shaped("with_coords result", result, (n, L, D + 2), describe)
     expect(result.dtype == features.dtype, f"with_coords result: expected dtype {features.dtype} (the features'), "
            f"got {result.dtype}", describe)
     expect_tensor("with_coords result[..., :D] (the features, unchanged)", result[..., :D], features, rtol=0, atol=0,
@@ -394,10 +345,11 @@ def _check_coords(student, features, grid, describe):
     coords, expected = result[..., D:].double(), _expected_coords(grid).expand(n, L, 2)
     bad = ((coords - expected).abs() > COORDS["atol"] + COORDS["rtol"] * expected.abs()).any(-1)
     if bad.any():
-        b, l = (int(i) for i in bad.nonzero()[0])
-        raise CheckFailed(f"with_coords: location {l} (row {l // grid}, column {l % grid}) of batch item {b} got "
-                          f"(row, col) = ({coords[b, l, 0].item():.6g}, {coords[b, l, 1].item():.6g}), expected "
-                          f"({expected[b, l, 0].item():.6g}, {expected[b, l, 1].item():.6g}); {int(bad.sum())} of "
+        b, loc = (int(i) for i in bad.nonzero()[0])
+        raise CheckFailed(f"with_coords: location {loc} (row {loc // grid}, column {loc % grid}) of batch item {b} "
+                          f"got (row, col) = ({coords[b, loc, 0].item():.6g}, {coords[b, loc, 1].item():.6g}), "
+                          f"expected ({expected[b, loc, 0].item():.6g}, {expected[b, loc, 1].item():.6g}); "
+                          f"{int(bad.sum())} of "
                           f"{bad.numel()} locations wrong [{describe}]")
     expect_tensor("features after with_coords (with_coords must not modify its input)", after, features, rtol=0,
                   atol=0, case=describe)
@@ -442,14 +394,15 @@ def _check_forward(student, sizes, dtype):
                        features=features, captions=captions)
     result, (features_after, captions_after) = expect_tuple("recipe result", out, 2, describe)
     logits, weights = expect_tuple("forward result (logits, weights)", result, 2, describe)
-    _expect_shape("forward logits", logits, (n, T - 1, V), describe)
-    _expect_shape("forward weights", weights, (n, T - 1, L), describe)
+    expect_shaped("forward logits", logits, (n, T - 1, V), describe)
+    expect_shaped("forward weights", weights, (n, T - 1, L), describe)
     allowed = (torch.float64, torch.float32) if dtype == torch.float64 else (dtype,)
     expect(logits.dtype in allowed, f"forward logits: expected dtype {dtype}, got {logits.dtype}", describe)
     tol = TIGHT if logits.dtype == torch.float64 else LOOSE
     expect_tensor("log_softmax of forward logits (logits are compared up to a constant per row)",
                   F.log_softmax(logits.double(), -1), F.log_softmax(exp_logits, -1), case=describe, **tol)
-    _expect_close("forward weights (attention maps)", weights, exp_weights, dtype, describe)
+    expect_close("forward weights (attention maps)", weights, exp_weights, CLOSE, inputs=dtype,
+                 case=describe, same_dtype=True)
     expect_tensor("features after forward", features_after, features, rtol=0, atol=0, case=describe)
     expect_tensor("captions after forward", captions_after, captions, rtol=0, atol=0, case=describe)
 
@@ -457,7 +410,7 @@ def _check_forward(student, sizes, dtype):
 def _check_steps(student, sizes, dtype):
     model, config, describe = _reference_model(sizes, dtype)
     features, captions = _captioner_inputs(sizes, config, dtype)
-    n, T, V = sizes["N"], sizes["T"], config["n_vocab"]
+    n = sizes["N"]
     with torch.no_grad():
         exp_logits, _ = copy.deepcopy(model).double()(features.double(), captions)
     expected = F.log_softmax(exp_logits, -1)
@@ -468,7 +421,8 @@ def _check_steps(student, sizes, dtype):
     expect(isinstance(out, dict) and isinstance(out.get("log_probs"), list), "the recipe's result is malformed",
            describe)
     for t, log_probs in enumerate(out["log_probs"]):
-        _expect_close(f"log_probs of step {t} (fed captions[:, {t}])", log_probs, expected[:, t], dtype, describe)
+        expect_close(f"log_probs of step {t} (fed captions[:, {t}])", log_probs, expected[:, t], CLOSE, inputs=dtype,
+                     case=describe, same_dtype=True)
     for i, (before, after) in enumerate(zip(out["first_before"], out["first_after"])):
         expect_tensor(f"state[{i}] after the first step (step must not modify the state it is given)", after, before,
                       rtol=0, atol=0, case=describe)

@@ -8,26 +8,21 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from hypothesis import Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from autograder.public.checks import check
 from autograder.public.compare import CheckFailed, expect
 from autograder.public.client import StudentError
-from autograder.public.strategies import (FEW, PROPERTY, bleu_brevity_corpus, bleu_corpus, bleu_margins,
-                                   bleu_oracle_corpus, bleu_self_corpus, bleu_sentence, bleu_separators, bleu_words,
-                                   bleu_zero_corpus)
+from autograder.public.strategies import (FEW, MORE, PROPERTY, bleu_brevity_corpus, bleu_corpus, bleu_margins,
+                                          bleu_oracle_corpus, bleu_reorderable_corpus, bleu_self_corpus, bleu_sentence,
+                                          bleu_separators, bleu_words, bleu_zero_corpus, examples)
 from solutions import bleu as reference
 
 CALL_TIMEOUT = 10.0          # seconds per call: each call scores a handful of short captions
 RTOL, ATOL = 1e-9, 1e-12     # against the reference or a closed form: only log/exp/pow rounding differs (~1e-15)
 NLTK_RTOL, NLTK_ATOL = 1e-9, 1e-12   # nltk counts exactly too (docs/bleu.md measured 2e-16)
 COCO_RTOL, COCO_ATOL = 1e-7, 1e-9    # pycocoevalcap adds 1e-15 / 1e-9 to counts and lengths (docs/bleu.md: 2e-9)
-# Public checks shrink a failing case to a small one for their message. Hidden checks never show their case, so
-# they skip shrinking (hundreds of round trips to the worker on a failing submission) and report the first one.
-PUBLIC = FEW
-HIDDEN = settings(PROPERTY, phases=(Phase.explicit, Phase.reuse, Phase.generate))
-MORE = settings(HIDDEN, max_examples=60)
 CAT_REFS = ["the cat is on the mat", "there is a cat on the mat"]
 
 
@@ -146,7 +141,7 @@ def _check_clipped(student, hyp, refs, n):
 @check(timeout=30)
 def ngram_counts_is_the_counter_of_ngrams(student, ctx):
     """ngram_counts returns a Counter of every run of n words (n-gram tuples), empty when the caption is shorter."""
-    @PUBLIC
+    @FEW
     @given(bleu_words(4, 0, 7), st.integers(1, 4))
     def prop(tokens, n):
         _check_ngram_counts(student, tokens, n)
@@ -165,7 +160,7 @@ def clipped_counts_clip_at_the_most_in_one_reference(student, ctx):
                          ("a a a", [["a", "a"], ["a", "b", "a"]], 1)):  # the most in one reference (2), not the sum (4)
         _check_clipped(student, hyp.split(), refs, n)
 
-    @PUBLIC
+    @FEW
     @given(bleu_sentence(vocab=3, max_words=6), st.integers(1, 3))
     def prop(sentence, n):
         _check_clipped(student, *sentence, n)
@@ -203,7 +198,7 @@ def corpus_bleu_reproduces_the_worked_examples(student, ctx):
 @check(timeout=30)
 def bleu_of_a_corpus_against_itself_is_one(student, ctx):
     """BLEU-1..max_n of a corpus scored against references that include each candidate is 1."""
-    @PUBLIC
+    @FEW
     @given(bleu_self_corpus(max_sentences=4))
     def prop(corpus):
         hyps, refs, max_n = corpus
@@ -225,7 +220,7 @@ def _brevity(student, corpus):
 @check(timeout=30)
 def brevity_penalty_uses_the_closest_reference_lengths(student, ctx):
     """With every p_n = 1, BLEU-N is the brevity penalty: 1 if c > r, else exp(1 - r/c), r the closest lengths."""
-    @PUBLIC
+    @FEW
     @given(bleu_brevity_corpus(max_n=3, max_sentences=3))
     def prop(corpus):
         _brevity(student, corpus)
@@ -262,11 +257,9 @@ def corpus_bleu_matches_the_definition(student, ctx):
 @check(timeout=60)
 def corpus_bleu_is_invariant_to_corpus_order(student, ctx):
     """Permuting the sentences (candidates with their references) or a sentence's references leaves BLEU unchanged."""
-    # random corpora, and corpora of closest-length ties where BP < 1 if the tie went to the longer reference
-    corpora = st.one_of(bleu_corpus(min_sentences=2, max_sentences=6, vocab=4),
-                        bleu_brevity_corpus(max_n=1, max_sentences=4, tie=True).map(lambda corpus: corpus[:2]))
+    corpora = bleu_reorderable_corpus()
 
-    @HIDDEN
+    @PROPERTY
     @given(corpora, st.integers(1, 4), st.data())
     def prop(corpus, max_n, data):
         hyps, refs = corpus
@@ -284,7 +277,7 @@ def corpus_bleu_is_invariant_to_corpus_order(student, ctx):
 @check(timeout=60)
 def closest_length_ties_go_to_the_shorter_reference(student, ctx):
     """When two references are equally close in length, r counts the shorter one, whatever their order."""
-    @HIDDEN
+    @PROPERTY
     @given(bleu_brevity_corpus(max_n=4, max_sentences=4, tie=True))
     def prop(corpus):
         _brevity(student, corpus)
@@ -295,7 +288,7 @@ def closest_length_ties_go_to_the_shorter_reference(student, ctx):
 def bleu_is_zero_when_a_precision_is_zero_or_c_is_zero(student, ctx):
     """BLEU-N is 0 when some p_n (n <= N) is 0 or c = 0, while the lower orders stay positive."""
     def run(kind):
-        @settings(HIDDEN, max_examples=10)
+        @examples(10)
         @given(bleu_zero_corpus(kind))
         def prop(corpus):
             check_zeros(*corpus)
@@ -325,7 +318,7 @@ def corpus_bleu_agrees_with_nltk_and_pycocoevalcap(student, ctx):
     from nltk.translate.bleu_score import corpus_bleu as nltk_corpus_bleu
     from pycocoevalcap.bleu.bleu import Bleu
 
-    @HIDDEN
+    @PROPERTY
     @given(bleu_oracle_corpus())
     def prop(corpus):
         hyps, refs = corpus
@@ -347,7 +340,7 @@ def corpus_bleu_agrees_with_nltk_and_pycocoevalcap(student, ctx):
 @check(timeout=60)
 def captions_are_split_on_any_whitespace(student, ctx):
     """corpus_bleu splits captions with str.split(): runs of spaces, tabs, newlines and margins are one separator."""
-    @HIDDEN
+    @PROPERTY
     @given(bleu_corpus(max_sentences=4), st.integers(1, 4), st.data())
     def prop(corpus, max_n, data):
         hyps, refs = corpus

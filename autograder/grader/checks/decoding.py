@@ -12,12 +12,10 @@ from hypothesis import strategies as st
 from autograder.public.checks import check
 from autograder.public.compare import CheckFailed, expect, expect_tensor, expect_token_ids, expect_tuple
 from autograder.worker.toys import ranked_sequences, sequence_log_prob, toy_table
-from autograder.public.strategies import FEW, PROPERTY, seeds
+from autograder.public.strategies import FEW, PROPERTY, toy_cases
 from shared.vocab import END, PAD
 from solutions import decoding as reference
 
-# (seed, contexts in the batch, steps, vocabulary, END bias): small enough to enumerate every sequence.
-toy_cases = st.tuples(seeds, st.integers(1, 4), st.integers(1, 3), st.integers(4, 6), st.sampled_from([-1.0, 0.0, 1.5]))
 
 
 def _toy(case):

@@ -12,11 +12,11 @@ from typing import Sequence
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
 
-from shared.plotting import show_img  # noqa: E402
+from shared.plotting import show_img
 
 DPI = 80
 STUDENT, REFERENCE = "#c0392b", "#7f8c8d"

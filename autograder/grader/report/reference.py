@@ -5,15 +5,15 @@
 Measured once and committed, not measured in each grading run: the budget's timed reference run
 (`GradingContext.budget`) trains one epoch only, which is one point of a curve, and training the reference
 in full in every run would double the cost of each training check. The curves are measured on the public
-data (seed 0, the scenes students train on at home) with the checks' own recipe (`reference_run` of each
-part's checks, the checks' epochs, batch size and learning rate, training seed 0, one thread): a curve
+data (seed 0, the scenes students train on at home) with the training checks' own recipe (each part's spec in
+autograder/grader/training.py: its reference run, epochs, batch size and learning rate; training seed 0, one
+thread): a curve
 depends on the data only through its distribution, which the public and the hidden scenes share, and the
 public data holds nothing hidden. Regenerate after changing a part's training recipe; tests/test_report.py
-fails when the file and the checks' epochs disagree.
+fails when the file and the specs' epochs disagree.
 """
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import tempfile
@@ -21,33 +21,24 @@ from pathlib import Path
 
 CURVES_FILE = Path(__file__).resolve().parent / "reference_curves.json"
 PUBLIC_SEED = 0   # shared.encoder.load_data's default: the public training scenes (test scenes: seed 1)
-# The parts with a training check, and the curves each records (the labels the checks keep the student's under).
-TRAINED = ("show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")
-
-
-def curves_of(history) -> dict[str, list[float]]:
-    """The named per-epoch curves of a training History (one curve) or StyleHistory (factual and styled)."""
-    if hasattr(history, "styled_losses"):
-        return {"factual": list(history.factual_losses), "styled": list(history.styled_losses)}
-    return {"loss": list(history.losses)}
-
-
-def measure(parts: tuple[str, ...] = TRAINED, seed: int = PUBLIC_SEED) -> dict:
+def measure(parts: tuple[str, ...] | None = None, seed: int = PUBLIC_SEED) -> dict:
     """Train each part's reference on the public data with its check's recipe; return the curves document."""
     import torch
 
     from autograder.grader.context import GradingContext
+    from autograder.grader.training import SPECS
 
     torch.set_num_threads(1)
     ctx = GradingContext(Path(tempfile.mkdtemp(prefix="captionkit-curves-")), seed=seed)
     document = {"about": "per-epoch mean training loss of the reference, public data (seed 0), "
                          "written by python -m autograder reference-curves",
                 "torch": torch.__version__.split("+")[0], "parts": {}}
-    for part in parts:
-        checks = importlib.import_module(f"autograder.grader.checks.{part}")
-        model = checks.reference_run(ctx, seed)
-        curves = {name: [round(float(v), 4) for v in values] for name, values in curves_of(model.history).items()}
-        document["parts"][part] = {"epochs": checks.EPOCHS, "curves": curves}
+    for part in parts or tuple(SPECS):
+        spec = SPECS[part]
+        history = spec.reference_model(ctx, seed).history
+        # the same names the check keeps the student's curves under (TrainingSpec.curves)
+        curves = {name: [round(float(v), 4) for v in getattr(history, key)] for name, key in spec.curves.items()}
+        document["parts"][part] = {"epochs": spec.epochs, "curves": curves}
         print(f"{part}: " + "; ".join(f"{name} {values[0]:.3f} -> {values[-1]:.3f}" for name, values in curves.items()),
               flush=True)
     return document

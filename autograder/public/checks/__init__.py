@@ -8,6 +8,8 @@ line is the property it tests, which is all a hidden check ever shows.
 """
 from __future__ import annotations
 
+import contextlib
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Callable
 
@@ -31,11 +33,11 @@ class Check:
 _REGISTRY: dict[str, list[Check]] = {}
 
 
-def check(timeout: float = 30.0, training: bool = False, budget: Callable | None = None):
-    """Register a check of the part whose module defines it, named after the function."""
+def check(timeout: float = 30.0, training: bool = False, budget: Callable | None = None, part: str | None = None):
+    """Register a check named after the function, of `part` (default: the part whose module defines it)."""
     def register(fn: Callable) -> Callable:
-        part = fn.__module__.rsplit(".", 1)[-1]
-        _REGISTRY.setdefault(part, []).append(Check(part, fn.__name__, fn, timeout, training, budget))
+        owner = part or fn.__module__.rsplit(".", 1)[-1]
+        _REGISTRY.setdefault(owner, []).append(Check(owner, fn.__name__, fn, timeout, training, budget))
         return fn
     return register
 
@@ -43,3 +45,25 @@ def check(timeout: float = 30.0, training: bool = False, budget: Callable | None
 def registered(part: str) -> list[Check]:
     """The checks of `part` registered so far (by the check modules imported), in definition order."""
     return list(_REGISTRY.get(part, []))
+
+
+# The visibility of the check running now: the engine sets it (autograder.public.runner.run_check), property
+# settings read it (autograder.public.strategies.examples).
+_VISIBILITY: ContextVar[str] = ContextVar("visibility", default="public")
+
+
+def visibility() -> str:
+    """"public" or "hidden": the visibility of the check running now ("public" outside any check)."""
+    return _VISIBILITY.get()
+
+
+@contextlib.contextmanager
+def running_as(kind: str):
+    """Run the block as a check of visibility `kind` ("public" or "hidden")."""
+    if kind not in ("public", "hidden"):
+        raise ValueError(f"visibility: expected 'public' or 'hidden', got {kind!r}")
+    token = _VISIBILITY.set(kind)
+    try:
+        yield
+    finally:
+        _VISIBILITY.reset(token)

@@ -29,7 +29,8 @@ def sample(student, weights, generator_seed, other_seed):
     (grad,) = _grad(log_prob.sum() if isinstance(log_prob, torch.Tensor) else None, [w])
     again = student.sample_location(weights.clone(), torch.Generator().manual_seed(generator_seed))
     other = student.sample_location(weights.clone(), torch.Generator().manual_seed(other_seed))
-    pick = lambda out: out[0] if isinstance(out, (tuple, list)) and len(out) == 2 else out
+    def pick(out):
+        return out[0] if isinstance(out, (tuple, list)) and len(out) == 2 else out
     return {"result": first, "grad": grad, "again": pick(again), "other": pick(other)}
 
 
@@ -105,7 +106,7 @@ def inputs_unchanged(student, weights, log_probs, rewards, baseline, mask, score
 
 
 @recipe()
-def train_and_decode(student, data, epochs, batch_size, seed, shown=4):
+def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4):
     """Train the reference AttnCaptioner on the coordinate-augmented hidden grids that file `data` names, with
     the student's HardAttentionLoss and the kit's loop; decode the test grids greedily through the student's
     HardAttentionDecoder (argmax location). Returns the captions, the training curve and, for the feedback
@@ -119,7 +120,7 @@ def train_and_decode(student, data, epochs, batch_size, seed, shown=4):
     seed_everything(seed)
     model = attention.AttnCaptioner()
     history = train(model, student.HardAttentionLoss(features, tokens, seed=seed), len(tokens), epochs,
-                    batch_size, lr=3e-3, seed=seed, on_epoch=epoch_done)
+                    batch_size, lr=lr, seed=seed, on_epoch=epoch_done)
     decoder = student.HardAttentionDecoder(model)
     with torch.no_grad():
         predicted = greedy_decode(decoder, decoder.init_state(test_features), T_MAX)

@@ -85,7 +85,7 @@ def inputs_after_calls(student, sizes, weights, x, h, W_xh, W_hh, b, image_term,
 
 
 @recipe()
-def train_and_decode(student, data, epochs, batch_size, seed, shown=4, beam_width=3):
+def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, beam_width=3):
     """Train the student's ShowTellRNN with the kit's loop and the student's caption_loss on the grids in
     file `data` (autograder.grader.training.share_split); return greedy captions of its test grids, the
     training curve and, for the feedback report, the reference beam search's beams and scores on the first
@@ -96,7 +96,7 @@ def train_and_decode(student, data, epochs, batch_size, seed, shown=4, beam_widt
     seed_everything(seed)
     model = student.ShowTellRNN()
     history = train(model, lambda m, idx: student.caption_loss(m(grids[idx], tokens[idx]), tokens[idx]),
-                    len(tokens), epochs, batch_size, seed=seed, on_epoch=epoch_done)
+                    len(tokens), epochs, batch_size, lr, seed=seed, on_epoch=epoch_done)
     with torch.no_grad():
         predicted = decoding.greedy_decode(model, model.init_state(d["test_grids"]), T_MAX)
 
