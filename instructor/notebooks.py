@@ -15,7 +15,10 @@ imported). From each source come
     assignments/<part>.ipynb     the student notebook, next to the stub it imports
     solutions/<part>.ipynb       the same notebook next to the reference module (instructors)
     assignments/tests/<part>.py  otter test file: one test case per public check of the part in
-                                 autograder/grader/rubric.json, with its points, run by the kit's grader
+                                 autograder/grader/rubric.json, with its points, run by the public checker
+
+and, from the rubric, autograder/public/rubric.json: the public checks' points and numbers, what the public checker
+(autograder/public/checker.py, so the notebooks and a student's handout) reads instead of the full rubric.
 
 Notebooks are written without outputs. `python -m instructor notebooks --check` writes nothing and exits 1
 when a committed file differs from what the sources, the rubric and the checks give now.
@@ -208,14 +211,14 @@ def test_file_source(part: str, checks: list[tuple[str, float, str, str]]) -> st
     total = sum(points for _, points, _, _ in checks)
     lines = [
         f'"""Public checks of Part {p.number} ({part}) for `grader.check("{part}")` in {part}.ipynb: one otter test',
-        f"case per public check in autograder/grader/rubric.json ({len(checks)} checks, {total:g} points), graded by the",
-        f"kit's grader on the {part}.py the notebook imported.",
+        f"case per public check in autograder/grader/rubric.json ({len(checks)} checks, {total:g} points), run by the",
+        f"public checker on the {part}.py the notebook imported.",
         "",
         GENERATED,
         '"""',
         "from otter.test_files import test_case",
         "",
-        "from autograder.grader.otter_checks import PublicChecks",
+        "from autograder.public.otter_checks import PublicChecks",
         "",
         "OK_FORMAT = False",
         f"name = {part!r}",
@@ -245,7 +248,20 @@ def generate(sources: Path = SOURCES) -> dict[str, str]:
         for variant in TESTS_DIR:
             files[f"{variant}/{part}.ipynb"] = build_notebook(part, variant, source, shown)
         files[f"assignments/tests/{part}.py"] = test_file_source(part, public_checks(part))
+    files["autograder/public/rubric.json"] = public_rubric_text()
     return files
+
+
+def public_rubric_text() -> str:
+    """autograder/public/rubric.json (autograder.grader.rubric.public_document), one check per line."""
+    import json
+
+    from autograder.grader import rubric
+
+    document = rubric.public_document()
+    text = json.dumps(document, indent=1)
+    return re.sub(r'\{\n\s+"points": ([^,]+),\n\s+"number": (\d+)\n\s+\}',
+                  r'{"points": \1, "number": \2}', text) + "\n"
 
 
 def drift(root: Path, files: dict[str, str]) -> dict[str, str]:

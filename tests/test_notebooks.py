@@ -30,7 +30,7 @@ from otter.test_files import ExceptionTestFile
 
 from autograder.grader import rubric
 from autograder.grader.checks import checks_of
-from autograder.grader.otter_checks import PublicCheckFailed, PublicChecks
+from autograder.public.otter_checks import PublicCheckFailed, PublicChecks
 from instructor import notebooks
 from instructor.__main__ import main
 from shared.notebook import setup, todo_line
@@ -123,15 +123,15 @@ def test_todo_line_only_for_the_stubs_message():
 def test_public_checks_grade_the_folder_once_and_report_the_checks_message(tmp_path, monkeypatch):
     """A bleu.py that forgets to clip: the clipping check fails with the grader's own message, the n-gram
     check passes, and both answers come from one grade."""
-    import autograder.grader.engine
+    from autograder.public import checker
 
     source = (ROOT / "solutions" / "bleu.py").read_text()
     buggy = source.replace("matches = sum(min(count, max_in_a_ref[gram])", "matches = sum(count")
     assert buggy != source
     (tmp_path / "bleu.py").write_text(buggy)
     grades = []
-    real_grade = autograder.grader.engine.grade
-    monkeypatch.setattr(autograder.grader.engine, "grade", lambda *a, **k: grades.append(a) or real_grade(*a, **k))
+    real_check = checker.check
+    monkeypatch.setattr(checker, "check", lambda *a, **k: grades.append(a) or real_check(*a, **k))
 
     module = types.ModuleType("bleu")  # what the notebook imported; only its file matters
     module.__file__ = str(tmp_path / "bleu.py")

@@ -66,6 +66,11 @@ def public_may_import(name: str) -> bool:
 RULES = {"autograder/worker": worker_may_import, "autograder/public": public_may_import}
 
 
+def rule_for(path: str):
+    """The rule of the zone a module (path relative to the kit root) lies in."""
+    return next(rule for zone, rule in RULES.items() if path.startswith(zone + "/"))
+
+
 def crossings(zone: str, allowed) -> list[str]:
     """'file:line imports name' for every import of a module under `zone` that `allowed` refuses."""
     bad = []
@@ -91,14 +96,26 @@ def test_zone_imports_stay_inside_its_trust(zone):
     ("from ..grader import engine\n", "autograder/public", "autograder.grader"),
     ("import importlib\nimportlib.import_module(f'autograder.grader.checks.{part}')\n", "autograder/public",
      "autograder.grader.checks."),
-    ("from solutions import bleu as reference\n", "autograder/public", "solutions"),
+    ("from solutions import bleu as reference\n", "autograder/public/checks", "solutions"),
     ("from instructor.stubs import generate_stubs\n", "autograder/public", "instructor.stubs"),
 ])
 def test_a_crossing_is_found(source, zone, crossing):
     """Each kind of crossing the rules forbid, planted in a module of the zone, is reported."""
     path = f"{zone}/planted.py"
     names = [name for _, name in imported_names(source, path)]
-    assert crossing in names and not RULES[zone](crossing)
+    assert crossing in names and not rule_for(path)(crossing)
+
+
+def test_every_part_has_its_public_checks_in_the_public_zone_and_none_imports_a_reference():
+    """autograder/public/checks/<part>.py exists for every part; importing `solutions` there is an error (the
+    planted case above shows that it is found)."""
+    from shared.parts import MODULES
+
+    for part in MODULES:
+        path = ROOT / "autograder" / "public" / "checks" / f"{part}.py"
+        assert path.is_file(), f"{part}: no public checks module"
+        names = [name for _, name in imported_names(path.read_text(), path.relative_to(ROOT).as_posix())]
+        assert not [n for n in names if _within(n, "solutions")], f"{part}: a public check imports a reference"
 
 
 def test_what_the_zones_may_import_is_allowed():

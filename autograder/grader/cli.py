@@ -32,9 +32,10 @@ def grade(args) -> int:
 
 
 def check(args) -> int:
-    """The public checks on a working copy of the assignment."""
+    """The public checks on a working copy of the assignment, on their own cases only (as a student's check runs
+    them: the grader's round of cases drawn from the hidden seed is the grader's)."""
     _existing_folder(args.folder)
-    _show(_graded(args.folder, public_only=True, parts=tuple(args.part) if args.part else None))
+    _show(_graded(args.folder, public_only=True, parts=tuple(args.part) if args.part else None, grader_cases=False))
     return 0
 
 

@@ -7,6 +7,8 @@ its loss, attention before hard attention).
 """
 from __future__ import annotations
 
+import hashlib
+import importlib
 import os
 import tempfile
 import time
@@ -19,9 +21,10 @@ from autograder.grader import rubric as rubric_mod
 from autograder.grader.context import GradingContext
 from autograder.grader.checks import Check, checks_of
 from autograder.grader.isolation import Isolation, build_runtime, detect
+from autograder.public.checks import Round
 from autograder.public.client import TIME_SCALE, Worker, WorkerFactory, remove_tree
 from autograder.public.progress import Progress
-from autograder.public.runner import GRADER_ERROR, CheckResult, GradeReport, grade_part
+from autograder.public.runner import GRADER_ERROR, PART_TIME_LIMIT, CheckResult, GradeReport, grade_part
 from shared.parts import BY_MODULE, MODULES
 
 GRADING_ORDER = ("bleu", "decoding", "show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")
@@ -32,15 +35,16 @@ REFERENCES = {"bleu": (), "decoding": (), "show_and_tell": ("decoding",),
               "lstm_a": ("decoding", "show_and_tell"), "stylenet": ("decoding", "show_and_tell")}
 assert all(GRADING_ORDER.index(r) < GRADING_ORDER.index(p) for p, refs in REFERENCES.items() for r in refs)
 SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
-# Wall-clock seconds a part may take in all (worker start-ups, every check, training included).
-PART_TIME_LIMIT = 300.0
 
 
 def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...] | None = None,
           scratch: Path | None = None, ctx: GradingContext | None = None,
           worker_factory: WorkerFactory | None = None, skip_training: bool = False,
-          progress: Progress | None = None, time_limit: float | None = None) -> GradeReport:
+          grader_cases: bool = True, progress: Progress | None = None, time_limit: float | None = None) -> GradeReport:
     """Grade every part (or `parts`) of the submission folder; never raises for a bad submission.
+
+    Every public check also runs on cases drawn from the hidden seed (autograder.public.checks.Round), unless
+    grader_cases=False: what a student's own `check` runs, and so what `check` and the notebooks run.
 
     worker_factory makes the worker each part's checks call (default: a sandboxed worker process,
     autograder.public.client.Worker, isolated as this machine allows). skip_training=True leaves out the
@@ -78,13 +82,14 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
                 deadline = min(deadline, started + time_limit * TIME_SCALE)
             try:
                 results = _grade_part(part, Path(submission), scratch / part, ctx, rubric.get(part, {}), public_only,
-                                      worker_factory, skip_training, progress, deadline)
+                                      worker_factory, skip_training, grader_cases, progress, deadline)
             except Exception as exc:  # noqa: BLE001 (the grader's own error costs this part, never the results file)
                 note = "".join(traceback.format_exception(exc))[-3000:]
                 entries = rubric.get(part, {})
-                results = [CheckResult(part, c.name, f"{BY_MODULE[part].number}.{n + 1}", c.description, 0.0,
-                                       entries[c.name].points, entries[c.name].visibility, GRADER_ERROR, 0.0, note)
-                           for n, c in enumerate(_graded_checks(part, entries, public_only, skip_training))]
+                results = [CheckResult(part, c.name, f"{BY_MODULE[part].number}.{entries[c.name].number}",
+                                       c.description, 0.0, entries[c.name].points, entries[c.name].visibility,
+                                       GRADER_ERROR, 0.0, note)
+                           for c in _graded_checks(part, entries, public_only, skip_training)]
             report.results.extend(results)
             progress.part_done(sum(r.score for r in results), sum(r.max_score for r in results))
     finally:
@@ -130,7 +135,7 @@ def _time_references(parts: list[str], ctx: GradingContext, rubric: dict, public
 
 def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                 entries: dict[str, rubric_mod.Entry], public_only: bool, worker_factory: WorkerFactory,
-                skip_training: bool = False, progress: Progress | None = None,
+                skip_training: bool = False, grader_cases: bool = True, progress: Progress | None = None,
                 deadline: float | None = None) -> list[CheckResult]:
     """The part's graded checks run against one worker of the part (autograder.public.runner.grade_part), until
     `deadline` (default: PART_TIME_LIMIT from now)."""
@@ -138,4 +143,17 @@ def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
     deadline = deadline if deadline is not None else time.monotonic() + PART_TIME_LIMIT * TIME_SCALE
     return grade_part(part, BY_MODULE[part].number, _graded_checks(part, entries, public_only, skip_training),
                       entries, lambda: worker_factory(part, submission, scratch, references, deadline), ctx,
-                      PART_TIME_LIMIT, progress)
+                      PART_TIME_LIMIT, (lambda chk: grader_round(ctx, chk)) if grader_cases else None, progress)
+
+
+def grader_round(ctx: GradingContext, chk: Check) -> Round:
+    """The grader's round of a public check: cases drawn from a seed derived from the hidden seed and the check
+    (so each check draws its own, and a student who sees one course's cases learns nothing of the next's), and the
+    reference modules for expected values no public oracle gives."""
+    digest = hashlib.sha256(f"{ctx.seed}:{chk.part}.{chk.name}".encode()).digest()
+    return Round(seed=int.from_bytes(digest[:4], "big"), reference=_reference_module)
+
+
+def _reference_module(part: str):
+    """The reference solution of `part` (solutions/<part>.py), in this process."""
+    return importlib.import_module(f"solutions.{part}")

@@ -32,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCE_FILES = ("pyproject.toml", "README.md", "shared/*.py", "solutions/*.py", "autograder/*.py",
                 "autograder/worker/**/*.py", "autograder/public/**/*.py", "autograder/grader/*.py",
                 "autograder/grader/*.json", "autograder/grader/checks/*.py", "autograder/grader/hidden/*.json",
-                "autograder/grader/templates/*")
+                "autograder/grader/templates/*", "autograder/public/rubric.json",
+                "autograder/public/golden/*.pt")
 TORCH_VERSION = "2.13.0"
 
 def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from autograder.public.client import copy_runtime as build_runtime  # noqa: F401 (the worker's runtime, for the engine)
 from autograder.public.client import processes_of
 
 SANDBOX_USER = "captionkit-sandbox"
@@ -272,23 +273,6 @@ def sweep(isolation: Isolation) -> int:
             except OSError:
                 pass
     return killed
-
-
-# The code a worker needs, and nothing else: no checks, no references, no hidden seed.
-RUNTIME_FILES = ("autograder/__init__.py", "autograder/worker/**/*.py", "shared/*.py")
-
-
-def build_runtime(target: Path) -> Path:
-    """Copy the worker's code into `target` (world-readable, root-owned when run as root)."""
-    for pattern in RUNTIME_FILES:
-        for source in sorted(ROOT.glob(pattern)):
-            destination = target / source.relative_to(ROOT)
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, destination)
-            os.chmod(destination, 0o644)
-    for folder in [target, *[p for p in target.rglob("*") if p.is_dir()]]:
-        os.chmod(folder, 0o755)
-    return target
 
 
 if __name__ == "__main__":   # python -m autograder.grader.isolation: create the sandbox users (root, at install)

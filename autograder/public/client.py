@@ -25,6 +25,10 @@ from autograder.public.staging import stage
 from autograder.worker.protocol import clean
 from autograder.public.source_scan import banned_uses
 
+ROOT = Path(__file__).resolve().parents[2]
+# The code a worker runs from, and nothing else: the worker zone and shared/ (no checks, no references, no hidden
+# seed). A worker starts from a copy of them (copy_runtime), never from the kit's own folders.
+RUNTIME_FILES = ("autograder/__init__.py", "autograder/worker/**/*.py", "shared/*.py")
 STARTUP_TIMEOUT = 60.0
 TREE_MEMORY_BYTES = 6 * 1024 ** 3   # the default of Limits.tree_memory_bytes
 # Multiplies every wall-clock limit of the sandbox and the engine: 1 on a grading machine; larger where many
@@ -456,6 +460,19 @@ def _describe_exit(code: int | None) -> str:
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
         return f"the worker was killed by {name}" + (" (likely out of memory)" if name == "SIGKILL" else "")
     return f"the worker exited with status {code} (the student's code ended the process)"
+
+
+def copy_runtime(target: Path) -> Path:
+    """Copy the worker's code (RUNTIME_FILES) into `target`, world-readable (root-owned when run as root)."""
+    for pattern in RUNTIME_FILES:
+        for source in sorted(ROOT.glob(pattern)):
+            destination = target / source.relative_to(ROOT)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, destination)
+            os.chmod(destination, 0o644)
+    for folder in [target, *[p for p in target.rglob("*") if p.is_dir()]]:
+        os.chmod(folder, 0o755)
+    return target
 
 
 def remove_tree(path: Path) -> None:

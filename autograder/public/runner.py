@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from autograder.public import client
-from autograder.public.checks import Check, running_as
+from autograder.public.checks import PUBLIC_ROUND, Check, Round, running_as
 from autograder.public.client import StudentError, StudentWorker, WorkerDied
 from autograder.public.compare import CheckFailed
+from autograder.public.golden import GoldenDataError
 from autograder.public.progress import Progress
 from autograder.public.staging import StagingError
 from autograder.worker.memory import release_memory
@@ -26,6 +27,8 @@ from shared.parts import PARTS
 
 OUTPUT_LIMIT = 2000  # characters of feedback per check
 GRADER_ERROR = "the grader could not run this check (an error on the grader's side; tell the course staff)"
+# Wall-clock seconds a part may take in all (worker start-ups, every check, training included).
+PART_TIME_LIMIT = 300.0
 
 
 @dataclass(frozen=True)
@@ -79,17 +82,26 @@ class GradeReport:
         return totals
 
 
-def _outcome(exc: BaseException, chk: Check, visible: bool) -> tuple[str, str] | None:
-    """(student-visible output, staff note) for a failure, or None if `exc` is not a verdict on the student."""
+GRADER_CASES = "on cases the grader draws from its hidden seed"
+
+
+def _outcome(exc: BaseException, chk: Check, visible: bool, grader_cases: bool = False) -> tuple[str, str] | None:
+    """(student-visible output, staff note) for a failure, or None if `exc` is not a verdict on the student. A
+    failure in the grader's round of a public check shows no more than a hidden check's: its cases are not the
+    student's to see."""
     if isinstance(exc, CheckFailed):
         message = str(exc).split("\nFalsifying example")[0].strip()
         hidden = f"failed: {chk.description}" + (f" ({exc.safe})" if exc.safe else "")
-        return (message if visible else hidden), message
+        if grader_cases:
+            hidden = f"failed {GRADER_CASES}: {chk.description}"
+        return (message if visible and not grader_cases else hidden), message
     if isinstance(exc, StudentError):
         where = f"\n{exc.where.rstrip()}" if exc.where else ""
         shown = f"your code raised {exc.kind}: {exc.detail}{where}" if visible else f"your code raised {exc.kind}"
+        if grader_cases:
+            shown = f"your code raised {exc.kind} {GRADER_CASES}"
         return shown, f"{exc.kind}: {exc.detail}{where}"
-    if isinstance(exc, WorkerDied):
+    if isinstance(exc, (WorkerDied, GoldenDataError)):   # one line each, naming what happened
         return str(exc), str(exc)
     return None
 
@@ -104,15 +116,24 @@ def _candidates(exc: BaseException):
         yield from _candidates(member)
 
 
-def run_check(chk: Check, worker: StudentWorker, ctx, visible: bool) -> tuple[bool, str, str]:
-    """(passed, student-visible output, staff note) for one check."""
+def run_check(chk: Check, worker: StudentWorker, ctx, visible: bool,
+              grader_round: Round | None = None) -> tuple[bool, str, str]:
+    """(passed, student-visible output, staff note) for one check: its public round, then, if it passed and
+    `grader_round` is given (the grader, for a public check), the same check on the grader's own cases."""
+    passed, output, note = _run_round(chk, worker, ctx, visible, PUBLIC_ROUND)
+    if passed and grader_round is not None:
+        passed, output, note = _run_round(chk, worker, ctx, visible, grader_round)
+    return passed, output, note
+
+
+def _run_round(chk: Check, worker: StudentWorker, ctx, visible: bool, round: Round) -> tuple[bool, str, str]:
     try:
-        with running_as("public" if visible else "hidden"):   # hidden properties do not shrink (strategies.py)
+        with running_as("public" if visible else "hidden", round):   # hidden properties do not shrink
             chk.fn(worker, ctx)
         return True, "passed", ""
     except Exception as exc:  # noqa: BLE001 (a verdict on the student, or the grader's error: both reported)
         for candidate in _candidates(exc):
-            outcome = _outcome(candidate, chk, visible)
+            outcome = _outcome(candidate, chk, visible, grader_cases=not round.public)
             if outcome is not None:
                 shown, note = outcome
                 return False, clean(shown, OUTPUT_LIMIT), clean(note, 4 * OUTPUT_LIMIT)
@@ -122,8 +143,11 @@ def run_check(chk: Check, worker: StudentWorker, ctx, visible: bool) -> tuple[bo
 
 def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, Entry],
                start_worker: Callable[[], StudentWorker], ctx, part_time_limit: float,
+               grader_round: Callable[[Check], Round] | None = None,
                progress: Progress | None = None) -> list[CheckResult]:
     """Run `checks` (every one has an entry in `entries`) against one worker of `part`, in order; one result each.
+    `grader_round(check)`, given by the grader, is the round of cases drawn from its hidden seed that every public
+    check also runs (a public check passes when both rounds pass).
 
     `number` is the part's number (a check's is `number`.`entry.number`, the same in every output, whichever
     checks a run grades), `start_worker()` starts the part's worker (StagingError: the module cannot
@@ -166,8 +190,9 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
                                                      "was reached", 0.0))
                 continue
             worker.check_deadline = t0 + chk.timeout * client.TIME_SCALE
-            progress.check(f"{number}.{i + 1}", chk.name, chk.training)
-            passed, output, note = run_check(chk, worker, ctx, visible)
+            progress.check(f"{number}.{entries[chk.name].number}", chk.name, chk.training)
+            passed, output, note = run_check(chk, worker, ctx, visible,
+                                             grader_round(chk) if visible and grader_round is not None else None)
             progress.check_done()
             results.append(result(chk, passed, output, time.monotonic() - t0, note))
             served_public = served_public or visible

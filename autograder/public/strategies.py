@@ -16,7 +16,8 @@ A property check (docs/grader.md):
 Cases are derandomised, with no example database and no deadline: the same submission meets the same cases on
 every run. What a failure costs is chosen by the engine from the check's visibility (autograder.public.checks.
 visibility): a public check shrinks a failing case to a small one for its message; a hidden check shows no case,
-so it reports the first failure without shrinking (each shrinking step is a round trip to the worker).
+so it reports the first failure without shrinking (each shrinking step is a round trip to the worker). In the
+grader's round of a public check (autograder.public.checks.Round) the cases are drawn from the round's seed.
 """
 from __future__ import annotations
 
@@ -24,9 +25,10 @@ from typing import Callable
 
 import torch
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis import seed as seeded
 from hypothesis import strategies as st
 
-from autograder.public.checks import visibility
+from autograder.public.checks import current_round, visibility
 
 # No "explain" phase: it reruns a failing example many times (each a round trip to the worker) only to annotate a
 # report the grader does not show; the shrunk example is named by the check's own message.
@@ -37,9 +39,13 @@ NOT_SHRINKING = (Phase.explicit, Phase.reuse, Phase.generate)
 
 
 def examples(n: int) -> Callable:
-    """A decorator for a property trying `n` generated cases (after its @example cases), shrinking a failure only
-    in a public check."""
+    """A decorator for a property trying `n` generated cases (after its @example cases): derandomised in the public
+    round, shrinking a failure only in a public check; drawn from the round's seed in the grader's round (its
+    failures show no case, so they are not shrunk either)."""
     def apply(test: Callable) -> Callable:
+        now = current_round()
+        if not now.public:
+            return seeded(now.seed)(settings(_BASE, derandomize=False, max_examples=n, phases=NOT_SHRINKING)(test))
         phases = SHRINKING if visibility() == "public" else NOT_SHRINKING
         return settings(_BASE, max_examples=n, phases=phases)(test)
     return apply

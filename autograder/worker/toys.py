@@ -76,3 +76,20 @@ def ranked_sequences(table: torch.Tensor, context: int, max_len: int) -> list[tu
         seen[tuple(seq)] = None
     scored = [(sequence_log_prob(table, context, list(s)), s) for s in seen]
     return sorted(scored, key=lambda x: -x[0])
+
+
+def greedy_sequence(table: torch.Tensor, context: int, max_len: int) -> list[int]:
+    """The greedy caption of the toy model for `context`, read off the table: at each step the most probable next
+    token given the memory and the previous token; PAD after END. (Ties have probability zero with toy_table.)"""
+    steps = table.shape[1]
+    tokens, prev, memory = [], START, 0
+    for t in range(max_len):
+        if prev in (END, PAD):   # finished: PAD from the step after END on
+            tokens.append(PAD)
+            prev = PAD
+            continue
+        tok = int(table[context, min(t, steps - 1), memory, prev].argmax())
+        tokens.append(tok)
+        memory = (memory + tok) % MEMORY
+        prev = tok
+    return tokens

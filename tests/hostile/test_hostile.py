@@ -43,7 +43,7 @@ from autograder.grader.isolation import detect
 from tests.hostile import harness
 from tests.hostile.harness import ROOT, assert_contained, build, run_grade
 
-BLEU_CHECKS = importlib.import_module("autograder.grader.checks.bleu")
+BLEU_CHECKS = importlib.import_module("autograder.public.checks.bleu")   # its _call holds CALL_TIMEOUT
 FIRST = "ngram_counts_is_the_counter_of_ngrams"              # the first public bleu check: where probes report
 CLIPPED = "clipped_counts_clip_at_the_most_in_one_reference"
 WORKED = "corpus_bleu_reproduces_the_worked_examples"        # the check that sends "the cat is on the mat"

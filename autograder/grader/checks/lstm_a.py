@@ -1,101 +1,21 @@
-"""Part 6 checks: the schedule table of LSTM-A1..A5, the state the prefix leaves in the given LSTM cell
-(against nn.LSTMCell with the same injected weights), teacher forcing and step-by-step decoding against the
-reference model with the same weights. (A4 trained on hidden data: autograder/grader/training.py.)
-
-Every model check injects all parameters explicitly (a float64 state dict generated here from the case's
-seed), so nothing depends on the student's construction order or random draws. Tensors returned by
-schedule() are recognised by value: a copy of an input counts as that input."""
+"""Part 6 hidden checks: the schedule keeps its inputs in the autograd graph, and teacher forcing equals the reference
+model with the same weights, at small sizes and at the lecture's. (The public checks and the helpers both use:
+autograder/public/checks/lstm_a.py.)"""
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
-from torch import nn
 
 from autograder.public.checks import check
-from autograder.public.compare import expect, expect_tensor, expect_tuple, type_name
-from autograder.public.strategies import (FEW, LSTM_A_VARIANTS, PROPERTY, examples, lstm_a_sizes,
-                                          lstm_a_unknown_variants, seeds, tensor)
+from autograder.public.checks.lstm_a import (ATOL, FIRST, INPUT_NAME, RTOL, _describe, _inputs, _model_call,
+                                             _weights, _which)
+from autograder.public.compare import expect, expect_tensor, expect_tuple
+from autograder.public.strategies import FEW, LSTM_A_VARIANTS, PROPERTY, lstm_a_sizes, seeds, tensor
 from shared.encoder import D_ANN, L_GRID
 from shared.scenes import N_ATTRIBUTES
-from shared.vocab import END, PAD, START, T_MAX, VOCAB_SIZE
+from shared.vocab import T_MAX, VOCAB_SIZE
 from solutions import lstm_a as reference
-
-# The table of the spec, written out independently of the reference: variant -> (prefix, per-step input).
-TABLE = {
-    "LSTM": (("image",), None),
-    "A1": (("attr",), None),
-    "A2": (("image", "attr"), None),
-    "A3": (("attr", "image"), None),
-    "A4": (("attr",), "image"),
-    "A5": (("image",), "attr"),
-}
-INPUT_NAME = {"image": "image_input", "attr": "attr_input"}
-# float64 end to end: a correct implementation agrees with the oracle to rounding (~1e-15); a wrong schedule
-# or a lost state is off by 1e-2 or more.
-RTOL, ATOL = 1e-7, 1e-9
-STEPS = examples(6)  # step-by-step decoding costs T calls per variant: fewer examples
-# The first case of every model property (an explicit example: it runs first and, when the code under test
-# raises, fails at once instead of being shrunk): E != H, DV == E, two prefix steps for A2/A3.
-FIRST = dict(seed=0, N=2, T=4, V=5, D=2, L=2, E=3, H=4, DV=3, n_attr=3)
-
-
-
-# -- cases ----------------------------------------------------------------------------------------
-
-def _describe(sizes: dict, variant: str | None = None) -> str:
-    s = sizes
-    head = f"variant={variant!r}, " if variant is not None else ""
-    return (head + f"N={s['N']}, T={s['T']}, V={s['V']}, L={s['L']}, D={s['D']}, DV={s['DV']}, E={s['E']}, "
-            f"H={s['H']}, n_attr={s['n_attr']}, seed={s['seed']}")
-
-
-def _parameter_shapes(sizes: dict) -> dict[str, tuple[int, ...]]:
-    s = sizes
-    E, H = s["E"], s["H"]
-    return {"fc.weight": (s["DV"], s["D"] * s["L"]), "fc.bias": (s["DV"],), "emb.weight": (s["V"], E),
-            "Tv.weight": (E, s["DV"]), "Tv.bias": (E,), "Ta.weight": (E, s["n_attr"]), "Ta.bias": (E,),
-            "cell.weight_ih": (4 * H, E), "cell.weight_hh": (4 * H, H), "cell.bias_ih": (4 * H,),
-            "cell.bias_hh": (4 * H,), "out.weight": (s["V"], H), "out.bias": (s["V"],)}
-
-
-def _weights(sizes: dict, dtype=torch.float64) -> dict[str, torch.Tensor]:
-    """Every parameter of the model, drawn from the case's seed (scale 0.7: gates neither saturated nor flat)."""
-    return {name: tensor(sizes["seed"] + 7919 * (k + 1), *shape, scale=0.7).to(dtype)
-            for k, (name, shape) in enumerate(_parameter_shapes(sizes).items())}
-
-
-def _inputs(sizes: dict, dtype=torch.float64):
-    """features (N, L, D), attribute probabilities (N, n_attr) in [0, 1], captions (N, T): START, words, END, PAD."""
-    s = sizes
-    g = torch.Generator().manual_seed(s["seed"] + 1)
-    features = torch.randn(s["N"], s["L"], s["D"], generator=g, dtype=torch.float64).to(dtype)
-    attributes = torch.rand(s["N"], s["n_attr"], generator=g, dtype=torch.float64).to(dtype)
-    captions = torch.randint(3, s["V"], (s["N"], s["T"]), generator=g)
-    captions[:, 0] = START
-    if s["T"] >= 3:
-        captions[0, -2], captions[0, -1] = END, PAD
-    return features, attributes, captions
-
-
-def _oracle_init_state(variant: str, weights: dict, features: torch.Tensor, attributes: torch.Tensor):
-    """(h, c, per_step) from the table and an nn.LSTMCell holding the injected weights."""
-    w = weights
-    E, H = w["emb.weight"].shape[1], w["cell.weight_hh"].shape[1]
-    cell = nn.LSTMCell(E, H, dtype=w["cell.weight_ih"].dtype)
-    with torch.no_grad():
-        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
-            getattr(cell, name).copy_(w[f"cell.{name}"])
-        v = torch.relu(F.linear(features.flatten(1), w["fc.weight"], w["fc.bias"]))
-        named = {"image": F.linear(v, w["Tv.weight"], w["Tv.bias"]),
-                 "attr": F.linear(attributes, w["Ta.weight"], w["Ta.bias"])}
-        n = features.shape[0]
-        h, c = features.new_zeros(n, H), features.new_zeros(n, H)
-        prefix, per_step = TABLE[variant]
-        for name in prefix:
-            h, c = cell(named[name], (h, c))
-        return h, c, (features.new_zeros(n, E) if per_step is None else named[per_step])
 
 
 def _reference_logits(variant: str, sizes: dict, weights: dict, features, attributes, captions) -> torch.Tensor:
@@ -105,68 +25,6 @@ def _reference_logits(variant: str, sizes: dict, weights: dict, features, attrib
     model.load_state_dict(weights)
     with torch.no_grad():
         return model.eval()(features, attributes, captions)
-
-
-def _model_call(student, recipe: str, variant: str, sizes: dict, weights: dict, features, attributes, captions,
-                **kwargs):
-    return student.call(recipe, variant=variant, sizes=sizes, state=weights, features=features,
-                        attributes=attributes, captions=captions, **kwargs)
-
-
-# -- schedule -------------------------------------------------------------------------------------
-
-def _which(x, image: torch.Tensor, attr: torch.Tensor) -> str:
-    """Which input a returned tensor is, by value: "image", "attr", or a description of what it is instead."""
-    if not isinstance(x, torch.Tensor):
-        return f"a {type_name(x)}"
-    if tuple(x.shape) != tuple(image.shape):
-        return f"a tensor of shape {tuple(x.shape)}"
-    found = [name for name, t in (("image", image), ("attr", attr))
-             if x.dtype == t.dtype and torch.allclose(x, t, rtol=1e-6, atol=1e-7)]
-    if found:
-        return found[0]
-    return "a tensor equal to neither input"
-
-
-def _schedule_inputs(seed: int, n: int, e: int):
-    return tensor(seed, n, e).float(), tensor(seed + 1, n, e).float()
-
-
-@check()
-def schedule_follows_the_table(student, ctx):
-    """schedule gives each variant's prefix in order and its per-step input (or None); unknown variants raise ValueError."""
-    @FEW
-    @given(seeds, st.integers(1, 4), st.integers(1, 6), lstm_a_unknown_variants)
-    @example(0, 2, 3, "A6")
-    def prop(seed, n, e, unknown):
-        image, attr = _schedule_inputs(seed, n, e)
-        for variant in LSTM_A_VARIANTS:
-            describe = f"variant={variant!r}, N={n}, E={e}, seed={seed}"
-            out = student.call("lstm_a.schedule_case", variant=variant, image=image.clone(), attr=attr.clone())
-            result = expect_tuple(f"schedule({variant!r}) result (prefix, per_step)", out["result"], 2, describe)
-            prefix, per_step = result
-            want_prefix, want_per_step = TABLE[variant]
-            expect(isinstance(prefix, (list, tuple)),
-                   f"schedule({variant!r}) prefix: expected a list of (N, E) tensors, got {type_name(prefix)}",
-                   describe)
-            got = [_which(x, image, attr) for x in prefix]
-            expect(got == list(want_prefix),
-                   f"schedule({variant!r}) prefix: expected [{', '.join(INPUT_NAME[p] for p in want_prefix)}], got "
-                   f"[{', '.join(INPUT_NAME.get(p, p) for p in got)}]", describe)
-            if want_per_step is None:
-                expect(per_step is None, f"schedule({variant!r}) per_step: expected None ({variant} adds nothing to "
-                       f"the word embeddings), got {INPUT_NAME.get(_which(per_step, image, attr), 'a tensor')}",
-                       describe)
-            else:
-                which = "None" if per_step is None else _which(per_step, image, attr)
-                expect(which == want_per_step, f"schedule({variant!r}) per_step: expected "
-                       f"{INPUT_NAME[want_per_step]}, got {INPUT_NAME.get(which, which)}", describe)
-            for name, after, before in zip(("image_input", "attr_input"), out["inputs_after"], (image, attr)):
-                expect_tensor(f"{name} after schedule({variant!r})", after, before, rtol=0, atol=0, case=describe)
-        raised = student.call("lstm_a.schedule_unknown", variant=unknown, image=image, attr=attr)
-        expect(raised == "ValueError", f"schedule({unknown!r}): expected ValueError for an unknown variant, "
-               + ("but it returned normally" if raised == "returned" else f"got {raised}"), f"N={n}, E={e}")
-    prop()
 
 
 @check()
@@ -194,48 +52,6 @@ def schedule_keeps_the_inputs_in_the_graph(student, ctx):
                     expect_tensor(f"gradient of returned tensor {k} (a copy of {INPUT_NAME[which]}) with respect to "
                                   f"{INPUT_NAME[name]} in schedule({variant!r})", got,
                                   weight if name == which else zero, rtol=1e-12, atol=1e-12, case=describe)
-    prop()
-
-
-# -- the model --------------------------------------------------------------------------------------
-
-@check()
-def init_state_matches_the_lstm_cell(student, ctx):
-    """init_state equals nn.LSTMCell (same weights) fed the prefix from a zero state, with the per-step input or zeros."""
-    @FEW
-    @given(lstm_a_sizes())
-    @example(FIRST)
-    def prop(sizes):
-        weights = _weights(sizes)
-        features, attributes, _ = _inputs(sizes)
-        for variant in LSTM_A_VARIANTS:
-            describe = _describe(sizes, variant)
-            out = student.call("lstm_a.init_state_case", variant=variant, sizes=sizes, state=weights,
-                               features=features, attributes=attributes)
-            got = expect_tuple("init_state result (h, c, per_step)", out, 3, describe)
-            want = _oracle_init_state(variant, weights, features, attributes)
-            for name, g, w in zip(("h", "c"), got, want):
-                expect_tensor(f"init_state {name}", g, w, rtol=RTOL, atol=ATOL, case=describe)
-            # zeros may come in any floating dtype; a per-step input is the float64 projection itself
-            expect_tensor("init_state per_step", got[2], want[2], rtol=RTOL, atol=ATOL, case=describe,
-                          check_dtype=TABLE[variant][1] is not None)
-    prop()
-
-
-@check()
-def step_by_step_equals_teacher_forcing(student, ctx):
-    """init_state then step() word by word gives teacher forcing's log-probabilities (reference model, same weights)."""
-    @STEPS
-    @given(lstm_a_sizes())
-    @example(FIRST)
-    def prop(sizes):
-        weights = _weights(sizes)
-        features, attributes, captions = _inputs(sizes)
-        for variant in LSTM_A_VARIANTS:
-            describe = _describe(sizes, variant)
-            got = _model_call(student, "lstm_a.step_by_step", variant, sizes, weights, features, attributes, captions)
-            want = F.log_softmax(_reference_logits(variant, sizes, weights, features, attributes, captions), -1)
-            expect_tensor("step-by-step log-probabilities (N, T-1, V)", got, want, rtol=RTOL, atol=ATOL, case=describe)
     prop()
 
 

@@ -47,9 +47,29 @@ def registered(part: str) -> list[Check]:
     return list(_REGISTRY.get(part, []))
 
 
-# The visibility of the check running now: the engine sets it (autograder.public.runner.run_check), property
-# settings read it (autograder.public.strategies.examples).
+@dataclass(frozen=True)
+class Round:
+    """The cases a check runs on now.
+
+    The public round (seed None): the check's own cases, fixed or derandomised, the same on every machine; what a
+    student's `check` runs, with expected values from public oracles, closed forms or the golden data
+    (autograder/public/golden). The grader's round (grader only, for public checks): cases drawn from `seed`,
+    derived from the hidden seed, which students cannot know, so a module that returns stored answers for the
+    public cases fails it; expected values from the oracle or, where only the reference knows them, from
+    `reference(part)`, the grader's reference module of a part."""
+    seed: int | None = None
+    reference: Callable[[str], object] | None = None
+
+    @property
+    def public(self) -> bool:
+        return self.seed is None
+
+
+PUBLIC_ROUND = Round()
+# The visibility of the check running now and its round: the engine sets them (autograder.public.runner.run_check);
+# property settings read them (autograder.public.strategies.examples), and so do checks with fixed cases.
 _VISIBILITY: ContextVar[str] = ContextVar("visibility", default="public")
+_ROUND: ContextVar[Round] = ContextVar("round", default=PUBLIC_ROUND)
 
 
 def visibility() -> str:
@@ -57,13 +77,19 @@ def visibility() -> str:
     return _VISIBILITY.get()
 
 
+def current_round() -> Round:
+    """The round the check running now is in (the public round outside any check)."""
+    return _ROUND.get()
+
+
 @contextlib.contextmanager
-def running_as(kind: str):
-    """Run the block as a check of visibility `kind` ("public" or "hidden")."""
+def running_as(kind: str, round: Round = PUBLIC_ROUND):
+    """Run the block as a check of visibility `kind` ("public" or "hidden"), in `round`."""
     if kind not in ("public", "hidden"):
         raise ValueError(f"visibility: expected 'public' or 'hidden', got {kind!r}")
-    token = _VISIBILITY.set(kind)
+    tokens = _VISIBILITY.set(kind), _ROUND.set(round)
     try:
         yield
     finally:
-        _VISIBILITY.reset(token)
+        _VISIBILITY.reset(tokens[0])
+        _ROUND.reset(tokens[1])

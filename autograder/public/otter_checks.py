@@ -2,10 +2,11 @@
 
 Every test file `assignments/tests/<part>.py` is generated (`python -m instructor notebooks`) from
 autograder/grader/rubric.json: one otter test case per public check of the part, worth the check's points. A test
-case asks `PublicChecks.verify(check name, module)`; the first one to ask grades the part's public checks
-on the module's folder with the kit's own grader (student code runs in a separate worker, as for
-`python -m autograder check`), and the others read the same results. otter runs a test file afresh on
-every `grader.check` call, so each call grades the module once, as it is on disk at that moment.
+case asks `PublicChecks.verify(check name, module)`; the first one to ask runs the part's public checks on the
+module's folder with the public checker (autograder/public/checker.py: student code runs in a separate worker
+process, on the checks' own cases, as `python -m autograder check` runs them), and the others read the same
+results. It needs nothing of the grader, so a student's handout runs it as the kit does. otter runs a test file
+afresh on every `grader.check` call, so each call checks the module once, as it is on disk at that moment.
 
 A failed check raises PublicCheckFailed with the grader's message for that check, which otter shows
 under the test case.
@@ -42,19 +43,13 @@ class PublicChecks:
         return Path.cwd()
 
     def results(self, module=None) -> dict:
-        """{check name: autograder.grader.engine.CheckResult} of the part's public checks, graded on first use."""
+        """{check name: autograder.public.runner.CheckResult} of the part's public checks, run on first use."""
         if self._results is None:
-            import torch
-
-            from autograder.grader.engine import grade
+            from autograder.public import checker
 
             self.folder = self._folder_of(module)
-            threads = torch.get_num_threads()  # the grader pins one thread; the notebook keeps its own
-            try:
-                with contextlib.redirect_stderr(sys.stdout):  # library warnings are not the student's errors
-                    report = grade(self.folder, public_only=True, parts=(self.part,))
-            finally:
-                torch.set_num_threads(threads)
+            with contextlib.redirect_stderr(sys.stdout):  # library warnings are not the student's errors
+                report = checker.check(self.folder, parts=(self.part,))   # keeps the notebook's thread count
             self._results = {r.name: r for r in report.results}
         return self._results
 

@@ -1,0 +1,111 @@
+"""The public checker: every public check of a working copy, run on the check's own cases, without the grader.
+
+    python -m autograder.public check [FOLDER] [--part MODULE ...]     (FOLDER: default ./)
+
+What a student holds (a handout built from the public zone, autograder/public/, with the worker zone and shared/)
+is enough to run it: the public checks (autograder/public/checks/<part>.py), their points and numbers in
+autograder/public/rubric.json (generated from the grader's rubric by `python -m instructor notebooks`), and the
+golden data they read. Student code runs in a separate worker process with the grader's limits and deadlines
+(autograder/public/client.py); nothing here holds a reference solution, a hidden check or hidden data. It prints
+the lines the kit's `python -m autograder check` prints: both score with autograder/public/runner.py.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from autograder.public import client
+from autograder.public.checks import Check, registered
+from autograder.public.progress import Progress, for_terminal
+from autograder.public.runner import PART_TIME_LIMIT, Entry, GradeReport, grade_part, table
+from shared.parts import BY_MODULE, MODULES
+
+RUBRIC = Path(__file__).resolve().parent / "rubric.json"
+
+
+class RubricError(Exception):
+    """The public rubric is missing or malformed; the message is one line."""
+
+
+def load_rubric(path: Path = RUBRIC) -> dict[str, dict[str, Entry]]:
+    """{part: {check name: Entry}} of the public checks, in each part's order; RubricError when unreadable."""
+    try:
+        document = json.loads(Path(path).read_text())
+        return {part: {name: Entry(float(e["points"]), "public", int(e["number"]))
+                       for name, e in spec["checks"].items()}
+                for part, spec in document["parts"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise RubricError(f"{path.name}: cannot read the public rubric ({type(exc).__name__}); regenerate it with "
+                          "`python -m instructor notebooks`") from None
+
+
+def public_checks_of(part: str) -> list[Check]:
+    """The public checks of `part` (autograder/public/checks/<part>.py), in definition order."""
+    importlib.import_module(f"autograder.public.checks.{part}")
+    return registered(part)
+
+
+def check(folder: Path, parts: tuple[str, ...] | None = None, rubric: dict[str, dict[str, Entry]] | None = None,
+          scratch: Path | None = None, progress: Progress | None = None) -> GradeReport:
+    """Run the public checks of every part (or `parts`) on `folder`/<part>.py; never raises for a bad module.
+    `progress` is told where the run is (autograder.public.progress; by default nothing is shown)."""
+    import torch
+
+    rubric = load_rubric() if rubric is None else rubric
+    progress = progress or Progress()
+    chosen = [p for p in MODULES if parts is None or p in parts]
+    checks_of = {part: sorted((c for c in public_checks_of(part) if c.name in rubric.get(part, {})),
+                              key=lambda c: rubric[part][c.name].number) for part in chosen}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    report, started = GradeReport(), time.monotonic()
+    report.notes.append(client.SEPARATE_PROCESS.note)
+    with tempfile.TemporaryDirectory(prefix="captionkit-check-", dir=scratch) as tmp:
+        tmp = Path(tmp)
+        os.chmod(tmp, 0o711)
+        runtime = client.copy_runtime(tmp / "runtime")
+        progress.begin(sum(len(checks) for checks in checks_of.values()))
+        try:
+            for i, part in enumerate(chosen):
+                progress.part(i + 1, len(chosen), part, len(checks_of[part]))
+                deadline = time.monotonic() + PART_TIME_LIMIT * client.TIME_SCALE
+
+                def start(part=part, deadline=deadline):
+                    return client.Worker(part, Path(folder), tmp / part, runtime, client.SEPARATE_PROCESS,
+                                         deadline=deadline)
+                results = grade_part(part, BY_MODULE[part].number, checks_of[part], rubric.get(part, {}), start, None,
+                                     PART_TIME_LIMIT, progress=progress)
+                report.results.extend(results)
+                progress.part_done(sum(r.score for r in results), sum(r.max_score for r in results))
+        finally:
+            progress.end()
+            torch.set_num_threads(threads)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m autograder.public", description="Run the public checks.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("check", help="run the public checks on a working copy")
+    c.add_argument("folder", type=Path, nargs="?", default=Path("."))
+    c.add_argument("--part", action="append", choices=MODULES, help="check only this part (repeatable)")
+    args = parser.parse_args(argv)
+    if not args.folder.is_dir():
+        parser.error(f"{args.folder}: not a folder")
+    try:
+        report = check(args.folder, tuple(args.part) if args.part else None, progress=for_terminal())
+    except RubricError as exc:
+        parser.error(str(exc))
+    print(table(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,251 @@
+"""Part 3 public checks: BLEU from scratch. Expected values come from closed forms (the worked examples, a corpus
+against itself, the brevity penalty when every p_n = 1) and from collections.Counter over zipped n-grams, never
+from the student's own output or a reference solution. Counts are exact integers, so BLEU values are compared
+with a tight rtol plus an atol floor that also absorbs a tiny smoothing constant in place of an exact 0.
+(The part's hidden checks, against the reference, nltk and pycocoevalcap: autograder/grader/checks/bleu.py.)"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from autograder.public.checks import check, current_round
+from autograder.public.client import StudentError
+from autograder.public.compare import CheckFailed, expect
+from autograder.public.strategies import FEW, bleu_brevity_corpus, bleu_corpus, bleu_self_corpus, bleu_sentence, bleu_words
+
+CALL_TIMEOUT = 10.0          # seconds per call: each call scores a handful of short captions
+RTOL, ATOL = 1e-9, 1e-12     # against the reference or a closed form: only log/exp/pow rounding differs (~1e-15)
+# The case count of these properties (FEW). Hypothesis derives a derandomised property's cases from its source text,
+# decorators included: under another name here, every case these checks have always drawn would change.
+PUBLIC = FEW
+CAT_REFS = ["the cat is on the mat", "there is a cat on the mat"]
+
+
+# -- calling the student's code (one case per call, so a raised error names its case) -----------------
+
+def _call(student, recipe: str, case: str, **kwargs):
+    try:
+        return student.call(f"bleu.{recipe}", timeout=CALL_TIMEOUT, **kwargs)
+    except StudentError as exc:  # re-raised as the same verdict, with the case that raised it
+        raise StudentError(exc.kind, f"{exc.detail} [{case}]", exc.where) from None
+
+
+def _ngram_counts(student, tokens: list[str], n: int, case: str) -> dict:
+    """The student's ngram_counts as a dict {n-gram tuple: count} (zero counts dropped), after type checks."""
+    out = _call(student, "ngram_counts", case, tokens=tokens, n=n)
+    expect(out["is_counter"], f"ngram_counts: expected a collections.Counter, got {out['type']}", case)
+    got = {}
+    for key, (count_type, count) in out["items"]:
+        expect(isinstance(key, tuple) and len(key) == n and all(isinstance(w, str) for w in key),
+               f"ngram_counts: every key must be a tuple of {n} words, got the key {key!r}", case)
+        expect(isinstance(count, int), f"ngram_counts: the count of {key!r} is a {count_type}, expected an int", case)
+        if count != 0:
+            got[key] = count
+    return got
+
+
+def _clipped_counts(student, hyp: list[str], refs: list[list[str]], n: int, case: str) -> tuple[int, int]:
+    out = _call(student, "clipped_counts", case, hyp=hyp, refs=refs, n=n)
+    expect(out["is_tuple"] and len(out["items"]) == 2,
+           f"clipped_counts: expected a tuple (matches, total), got {out['type']}"
+           + (f" of length {len(out['items'])}" if out["items"] is not None else ""), case)
+    for name, (type_name, value) in zip(("matches", "total"), out["items"]):
+        expect(isinstance(value, int), f"clipped_counts: {name} is a {type_name}, expected an int", case)
+    return out["items"][0][1], out["items"][1][1]
+
+
+def _corpus_bleu(student, hyps: list[str], refs: list[list[str]], max_n: int | None, case: str) -> list[float]:
+    """The student's corpus_bleu as a list of floats, after type, length and finiteness checks.
+    An int (a 0 written as 0 rather than 0.0) is accepted as a number."""
+    out = _call(student, "corpus_bleu", case, hyps=hyps, refs=refs, max_n=max_n)
+    want = 4 if max_n is None else max_n
+    expect(out["is_list"], f"corpus_bleu: expected a list of {want} floats, got {out['type']}", case)
+    expect(len(out["items"]) == want, f"corpus_bleu: expected a list of {want} floats (BLEU-1 .. BLEU-{want}), "
+           f"got {len(out['items'])} values", case)
+    scores = []
+    for i, (type_name, value) in enumerate(out["items"]):
+        expect(value is not None, f"corpus_bleu: BLEU-{i + 1} is a {type_name}, expected a float", case)
+        expect(math.isfinite(value), f"corpus_bleu: BLEU-{i + 1} is {value}, expected a finite number", case)
+        scores.append(float(value))
+    return scores
+
+
+def _expect_scores(what: str, got: list[float], expected: list[float], rtol: float, atol: float, case: str,
+                   first: int = 1) -> None:
+    """|got - expected| <= atol + rtol |expected| for every BLEU-N (got[0] is BLEU-`first`); the message names
+    the worst N."""
+    errors = [abs(g - e) - (atol + rtol * abs(e)) for g, e in zip(got, expected)]
+    worst = max(range(len(errors)), key=errors.__getitem__)
+    expect(errors[worst] <= 0,
+           f"{what}: BLEU-{worst + first} is {got[worst]:.12g}, expected {expected[worst]:.12g} (error "
+           f"{abs(got[worst] - expected[worst]):.3g}, rtol={rtol:g}, atol={atol:g}); got {_fmt(got)}, expected "
+           f"{_fmt(expected)}", case)
+
+
+def _fmt(scores: list[float]) -> str:
+    return "[" + ", ".join(f"{s:.6g}" for s in scores) + "]"
+
+
+def _describe(hyps, refs, max_n=None) -> str:
+    return f"hyps={hyps!r}, refs={refs!r}" + ("" if max_n is None else f", max_n={max_n}")
+
+
+def _ngrams(words: list[str], n: int) -> Counter:
+    """The oracle: n-grams by zipping n shifted copies of the caption."""
+    return Counter(zip(*(words[i:] for i in range(n))))
+
+
+def _clipped_oracle(hyp: list[str], refs: list[list[str]], n: int) -> tuple[int, int]:
+    """The oracle: Counter union is the per-n-gram maximum over references, intersection the clipped minimum."""
+    candidate, most = _ngrams(hyp, n), Counter()
+    for ref in refs:
+        most |= _ngrams(ref, n)
+    return sum((candidate & most).values()), sum(candidate.values())
+
+
+def _closest_lengths(hyps: list[str], refs: list[list[str]]) -> tuple[int, int]:
+    """(c, r): candidate words, and the closest reference lengths summed, a tie going to the shorter."""
+    c = sum(len(h.split()) for h in hyps)
+    r = sum(min((abs(len(x.split()) - len(h.split())), len(x.split())) for x in rs)[1] for h, rs in zip(hyps, refs))
+    return c, r
+
+
+def _check_ngram_counts(student, tokens, n):
+    case = f"tokens={tokens!r}, n={n}"
+    got = _ngram_counts(student, tokens, n, case)
+    expected = _ngrams(tokens, n)
+    wrong = sorted(set(got) | set(expected), key=lambda g: (g not in expected, g))
+    wrong = [g for g in wrong if got.get(g, 0) != expected.get(g, 0)]
+    if wrong:
+        g = wrong[0]
+        raise CheckFailed(f"ngram_counts: {len(wrong)} n-gram(s) counted wrong; {g!r} counted {got.get(g, 0)} times, "
+                          f"it occurs {expected.get(g, 0)} times (expected {dict(expected)}) [{case}]")
+
+
+def _check_clipped(student, hyp, refs, n):
+    case = f"hyp={hyp!r}, refs={refs!r}, n={n}"
+    got = _clipped_counts(student, hyp, refs, n, case)
+    matches, total = _clipped_oracle(hyp, refs, n)
+    expect(got[1] == total, f"clipped_counts: total {got[1]}, but the candidate has {total} {n}-grams", case)
+    expect(got[0] == matches, f"clipped_counts: matches {got[0]}, expected {matches} (each {n}-gram credited at most "
+           f"as often as it occurs in the one reference that has it most often)", case)
+
+
+# -- public checks ------------------------------------------------------------------------------------
+
+@check(timeout=30)
+def ngram_counts_is_the_counter_of_ngrams(student, ctx):
+    """ngram_counts returns a Counter of every run of n words (n-gram tuples), empty when the caption is shorter."""
+    @PUBLIC
+    @given(bleu_words(4, 0, 7), st.integers(1, 4))
+    def prop(tokens, n):
+        _check_ngram_counts(student, tokens, n)
+    _check_ngram_counts(student, "a red circle above a red square".split(), 2)
+    prop()
+
+
+@check(timeout=30)
+def clipped_counts_clip_at_the_most_in_one_reference(student, ctx):
+    """clipped_counts credits each n-gram at most as often as one reference has it (Papineni: 2 of 7)."""
+    cat = [r.split() for r in CAT_REFS]
+    for hyp, refs, n in (("the the the the the the the", cat, 1),      # Papineni's example: (2, 7)
+                         ("the cat the cat", cat, 1),                  # the: min(2, 2) -> 2; cat: min(2, 1) -> 1
+                         ("the cat is on the mat", cat, 2),            # (5, 5)
+                         ("the cat", cat, 3),                          # shorter than n: (0, 0)
+                         ("a a a", [["a", "a"], ["a", "b", "a"]], 1)):  # the most in one reference (2), not the sum (4)
+        _check_clipped(student, hyp.split(), refs, n)
+
+    @PUBLIC
+    @given(bleu_sentence(vocab=3, max_words=6), st.integers(1, 3))
+    def prop(sentence, n):
+        _check_clipped(student, *sentence, n)
+    prop()
+
+
+def _bleu(precisions: list[float], c: int, r: int) -> list[float]:
+    """BLEU-1 .. BLEU-len(precisions) from the clipped precisions p_n and the lengths c and r: BP times the
+    geometric mean of p_1 .. p_N, 0 as soon as one p_n is 0 (the spec's closed form)."""
+    bp = 1.0 if c > r else math.exp(1 - r / c)
+    scores, log_sum = [], 0.0
+    for n, p in enumerate(precisions, 1):
+        if p == 0:
+            return scores + [0.0] * (len(precisions) - n + 1)
+        log_sum += math.log(p)
+        scores.append(bp * math.exp(log_sum / n))
+    return scores
+
+
+# (what the case shows, hyps, refs, max_n or None for the default 4, the expected BLEU-1 .. BLEU-N in closed form)
+WORKED = (
+    ("an identical caption (lecture): [1, 1, 1, 1]", ["the cat is on the mat"], [CAT_REFS], None, [1.0] * 4),
+    ("brevity penalty (lecture): c = 6, r = 10, every p_n = 1, BLEU-N = exp(1 - 10/6)",
+     ["the cat is on the mat"], [["the cat is on the mat and it is asleep"]], None, [math.exp(1 - 10 / 6)] * 4),
+    ("the scene read from the other object (lecture): BLEU-1 = 6/7, no shared 4-gram so BLEU-4 = 0",
+     ["a red circle above a blue square"], [["a blue square below a red circle"]], None,
+     _bleu([6 / 7, 4 / 6, 2 / 5, 0.0], 7, 7)),
+    ("Papineni's clipping: p_1 = 2/7, p_2 = 0", ["the the the the the the the"], [CAT_REFS], 2, [2 / 7, 0.0]),
+    ("precision summed over the corpus: p_1 = (3 + 6) / (3 + 7), not the mean of 3/3 and 6/7",
+     ["a red circle", "a blue square above a green triangle"],
+     [["a red circle"], ["a green square above a blue circle"]], 1, [9 / 10]),
+    ("a candidate shorter than n adds no n-grams: p_3 = 3/3, p_4 = 2/2, c = 7, r = 8",
+     ["a red", "a red circle above a"], [["a red circle"], ["a red circle above a"]], None,
+     [math.exp(1 - 8 / 7)] * 4),
+    ("an empty candidate: c = 0, so every BLEU-N is 0", [""], [["a red circle"]], None, [0.0] * 4),
+    ("closest reference length: r = 6 (of 3, 6 and 11), c = 5", ["a red circle above a"],
+     [["a red circle", "a red circle above a square", "a red circle above a blue square left of a green triangle"]], 3,
+     [math.exp(1 - 6 / 5)] * 3),
+)
+
+
+@check(timeout=30)
+def corpus_bleu_reproduces_the_worked_examples(student, ctx):
+    """corpus_bleu gives the lecture's and the spec's worked values (clipping, corpus sums, brevity, zeros)."""
+    now = current_round()
+    if not now.public:   # the grader's own corpora, scored by the reference
+        @FEW
+        @given(bleu_corpus(max_sentences=4), st.one_of(st.none(), st.integers(1, 4)))
+        def graders(corpus, max_n):
+            hyps, refs = corpus
+            expected = now.reference("bleu").corpus_bleu(hyps, refs, *(() if max_n is None else (max_n,)))
+            case = _describe(hyps, refs, max_n)
+            _expect_scores("corpus_bleu", _corpus_bleu(student, hyps, refs, max_n, case), expected, RTOL, ATOL, case)
+        graders()
+        return
+    for what, hyps, refs, max_n, expected in WORKED:
+        case = f"{what}; {_describe(hyps, refs, max_n)}"
+        _expect_scores("corpus_bleu", _corpus_bleu(student, hyps, refs, max_n, case), expected, RTOL, ATOL, case)
+
+
+@check(timeout=30)
+def bleu_of_a_corpus_against_itself_is_one(student, ctx):
+    """BLEU-1..max_n of a corpus scored against references that include each candidate is 1."""
+    @PUBLIC
+    @given(bleu_self_corpus(max_sentences=4))
+    def prop(corpus):
+        hyps, refs, max_n = corpus
+        case = _describe(hyps, refs, max_n)
+        _expect_scores("corpus_bleu of a corpus against itself", _corpus_bleu(student, hyps, refs, max_n, case),
+                       [1.0] * max_n, RTOL, ATOL, case)
+    prop()
+
+
+def _brevity(student, corpus):
+    hyps, refs, max_n = corpus
+    c, r = _closest_lengths(hyps, refs)
+    bp = 1.0 if c > r else math.exp(1 - r / c)
+    case = f"{_describe(hyps, refs, max_n)}; every p_n = 1, c = {c}, r = {r}"
+    _expect_scores(f"corpus_bleu = BP ({'c > r: 1' if c > r else 'c <= r: exp(1 - r/c)'})",
+                   _corpus_bleu(student, hyps, refs, max_n, case), [bp] * max_n, RTOL, ATOL, case)
+
+
+@check(timeout=30)
+def brevity_penalty_uses_the_closest_reference_lengths(student, ctx):
+    """With every p_n = 1, BLEU-N is the brevity penalty: 1 if c > r, else exp(1 - r/c), r the closest lengths."""
+    @PUBLIC
+    @given(bleu_brevity_corpus(max_n=3, max_sentences=3))
+    def prop(corpus):
+        _brevity(student, corpus)
+    prop()

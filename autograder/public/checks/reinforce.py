@@ -1,0 +1,345 @@
+"""Part 5 public checks: the location sampler (its distribution, its generator, its differentiable log-probability),
+the REINFORCE loss against its formula, the score-function estimator against the exact gradient computed by
+enumerating every location (the lecture's Section 5.1), the baselines against their closed forms. (The part's
+hidden checks: autograder/grader/checks/reinforce.py; hard attention trained on hidden data:
+autograder/grader/training.py.)
+
+Any exact sampler is correct, so no check compares indices with the reference's draws: sampled indices are
+judged by their frequencies (binomial standard errors), by reproducibility from a generator state, and
+through values that are functions of the index the student drew. Monte Carlo tolerances come from standard
+errors computed in closed form by enumeration, never from the student's own samples."""
+from __future__ import annotations
+
+import torch
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from autograder.public.checks import check, current_round
+from autograder.public.compare import CheckFailed, expect, expect_tensor, expect_tuple, type_name
+from autograder.public.strategies import FEW, PROPERTY, loss_shapes, seeds, weight_cases
+from autograder.public.strategies import tensor as normal
+
+Z = 5.0            # standard errors allowed for a Monte Carlo estimate: a correct sampler fails with p ~ 1e-6
+N_ESTIMATE = 20000  # samples per score-function estimate, as in the lecture
+
+
+# -- helpers --------------------------------------------------------------------------------------
+
+def _distributions(seed: int, rows: int, L: int, scale: float, zeros: bool) -> torch.Tensor:
+    """`rows` random distributions over L locations (float32, rows sum to 1), some entries exactly zero."""
+    g = torch.Generator().manual_seed(seed)
+    logits = torch.randn(rows, L, generator=g, dtype=torch.float64) * scale
+    if zeros and L > 1:
+        drop = torch.rand(rows, L, generator=g) < 0.3
+        drop[torch.arange(rows), logits.argmax(-1)] = False     # every row keeps at least one location
+        logits = logits.masked_fill(drop, float("-inf"))
+    return torch.softmax(logits, -1).float()
+
+
+def _repeat(dists: torch.Tensor, n: int) -> torch.Tensor:
+    """Interleave n copies of each distribution: batch row i uses distribution i % len(dists)."""
+    return dists.repeat(n, 1)
+
+
+def _sample(student, weights: torch.Tensor, seed: int, describe: str):
+    """Run sample_location; check the type, shape, dtype and range of the index; return (index, log_prob) and
+    the recipe's whole answer (gradient, indices from the same and from another generator state)."""
+    out = student.call("reinforce.sample", weights=weights, generator_seed=seed, other_seed=seed + 1)
+    index, log_prob = expect_tuple("sample_location result (index, log_prob)", out["result"], 2, describe)
+    n, L = weights.shape
+    if not isinstance(index, torch.Tensor):
+        raise CheckFailed(f"sample_location index: expected a tensor, got {type_name(index)} [{describe}]")
+    expect(tuple(index.shape) == (n,), f"sample_location index: expected shape ({n},), got {tuple(index.shape)}",
+           describe)
+    expect(index.dtype == torch.long, f"sample_location index: expected dtype torch.int64, got {index.dtype}", describe)
+    bad = (index < 0) | (index >= L)
+    if bad.any():
+        row = int(bad.nonzero()[0])
+        raise CheckFailed(f"sample_location index: row {row} drew location {int(index[row])}, outside 0..{L - 1} "
+                          f"[{describe}]")
+    return index, log_prob, out
+
+
+def _check_frequencies(index: torch.Tensor, dists: torch.Tensor, describe: str) -> None:
+    """Row i of the batch drew from dists[i % R]: each location's frequency within Z binomial standard errors."""
+    R, L = dists.shape
+    for r in range(R):
+        drawn = index[r::R]
+        n = drawn.numel()
+        p = dists[r].double()
+        freq = torch.bincount(drawn, minlength=L).double() / n
+        tolerance = Z * torch.sqrt(p * (1 - p) / n) + 1e-3
+        off = (freq - p).abs() - tolerance
+        worst = int(off.argmax())
+        expect(bool((off <= 0).all()),
+               f"distribution {r} (batch rows {r}, {r + R}, {r + 2 * R}, ...): location {worst} drawn with frequency "
+               f"{freq[worst]:.4f}, expected {p[worst]:.4f} +- {tolerance[worst]:.4f}; weights "
+               f"{[round(x, 4) for x in p.tolist()]}",
+               describe)
+
+
+def _exact(theta: torch.Tensor, f: torch.Tensor, b: float):
+    """By enumeration of the L locations: the exact gradient of E_{s ~ softmax(theta)}[f(s)] and, for the
+    per-sample estimate (f(s) - b) (onehot(s) - p), its variance per coordinate."""
+    p = torch.softmax(theta.double(), 0)
+    f = f.double()
+    exact = p * (f - (p * f).sum())
+    per_outcome = (f - b).unsqueeze(1) * (torch.eye(len(p), dtype=torch.float64) - p)   # row s: estimate if s drawn
+    variance = (p.unsqueeze(1) * per_outcome ** 2).sum(0) - exact ** 2
+    return exact, variance
+
+
+def _estimates(student, theta, f, baselines, seed, describe):
+    """Per-sample score-function estimates (N_ESTIMATE, L) from the student's functions, one per baseline."""
+    out = student.call("reinforce.estimator", theta=theta, rewards=f, baselines=baselines, n=N_ESTIMATE,
+                       generator_seed=seed)
+    results = []
+    for b, est in zip(baselines, out["estimates"]):
+        b_value = float(b)
+        expect(est is not None, f"reinforce_loss(log_prob from sample_location, rewards, baseline={b_value:.3f}) "
+               f"carries no gradient to the attention logits: log_prob must stay differentiable", describe)
+        expect(isinstance(est, torch.Tensor) and tuple(est.shape) == (N_ESTIMATE, len(theta)),
+               f"d reinforce_loss / d logits: expected shape {(N_ESTIMATE, len(theta))}", describe)
+        results.append(est.double())
+    return results, out["indices"]
+
+
+def _check_unbiased(name: str, est: torch.Tensor, exact: torch.Tensor, variance: torch.Tensor, describe: str):
+    """The mean of the per-sample estimates is within Z standard errors (closed form) of the exact gradient."""
+    n = est.shape[0]
+    mean = est.mean(0)
+    tolerance = Z * torch.sqrt(variance.clamp(min=0) / n) + 1e-4 + 1e-3 * exact.abs()
+    off = (mean - exact).abs() - tolerance
+    j = int(off.argmax())
+    expect(bool(torch.isfinite(mean).all()) and bool((off <= 0).all()),
+           f"{name}: the mean of {n} score-function estimates differs from the exact gradient (by enumeration) at "
+           f"logit {j}: got {mean[j]:.4f}, expected {exact[j]:.4f} +- {tolerance[j]:.4f} ({Z:g} standard errors); "
+           f"whole mean {[round(x, 4) for x in mean.tolist()]}, exact {[round(x, 4) for x in exact.tolist()]}",
+           describe)
+
+
+def _six_locations(seed: int = 0):
+    """The lecture's toy problem (seed 0): logits over 6 locations, rewards with a large shared offset
+    (log-likelihoods)."""
+    g = torch.Generator().manual_seed(seed)
+    theta = torch.randn(6, generator=g)
+    f = torch.randn(6, generator=g) * 2 - 8
+    return theta, f
+
+
+def _loss_case(seed: int, shape: tuple, baseline_kind: str, masked: bool):
+    """log_probs (<= 0), rewards with an offset, a baseline of the given kind and a 0/1 mask (at least one 1)."""
+    log_probs = -normal(seed, *shape, dtype=torch.float32).abs() * 2
+    rewards = normal(seed + 1, *shape, dtype=torch.float32) * 2 - 3
+    b = normal(seed + 2, *shape, dtype=torch.float32) - 3
+    first = b.reshape(-1)[0].clone()
+    baseline = {"default": None, "float": round(float(first), 3), "zero": 0.0, "0-d tensor": first,
+                "per step": b[0].clone() if len(shape) == 2 else first, "full": b}[baseline_kind]
+    mask = None
+    if masked:
+        g = torch.Generator().manual_seed(seed + 3)
+        mask = (torch.rand(*shape, generator=g) < 0.7).float()
+        mask.reshape(-1)[0] = 1.0
+    return log_probs, rewards, baseline, mask
+
+
+def _expected_loss(log_probs, rewards, baseline, mask):
+    """The formula in float64: -sum(mask (rewards - baseline) log_probs) / sum(mask), and its gradient."""
+    b = 0.0 if baseline is None else (baseline.double() if isinstance(baseline, torch.Tensor) else baseline)
+    m = torch.ones_like(log_probs, dtype=torch.float64) if mask is None else mask.double()
+    advantage = rewards.double() - b
+    loss = -(m * advantage * log_probs.double()).sum() / m.sum()
+    return loss, -(m * advantage) / m.sum()
+
+
+def _check_loss(student, case, describe, constants: bool):
+    log_probs, rewards, baseline, mask = case
+    out = student.call("reinforce.loss", log_probs=log_probs, rewards=rewards, baseline=baseline, mask=mask)
+    loss, grad = _expected_loss(*case)
+    got = out["loss"]
+    if isinstance(got, torch.Tensor) and not got.is_floating_point():
+        raise CheckFailed(f"reinforce_loss: expected a floating-point scalar tensor, got dtype {got.dtype} "
+                          f"[{describe}]")
+    expect_tensor("reinforce_loss value", got, loss, rtol=1e-4, atol=1e-5, case=describe, check_dtype=False)
+    g = out["grad_log_probs"]
+    expect(g is not None, "reinforce_loss: no gradient flows into log_probs", describe)
+    expect_tensor("d reinforce_loss / d log_probs", g, grad, rtol=1e-4, atol=1e-6, case=describe, check_dtype=False)
+    if constants:
+        for name in ("rewards", "baseline"):
+            gr = out[f"grad_{name}"]
+            if isinstance(gr, torch.Tensor) and gr.abs().max() > 0:
+                raise CheckFailed(f"reinforce_loss: a gradient flows into {name} (largest {gr.abs().max():.3g}); "
+                                  f"{name} must be treated as constants (detach them) [{describe}]")
+
+
+def _describe_loss(seed, shape, baseline_kind, masked):
+    return (f"seed={seed}, log_probs and rewards of shape {shape}, baseline {baseline_kind}, "
+            f"mask {'0/1' if masked else 'None'}")
+
+
+def _check_update(student, baseline, rewards, momentum, describe, detached: bool):
+    out = student.call("reinforce.update", baseline=baseline, rewards=rewards, momentum=momentum)
+    mean = rewards.double().mean(0)
+    if baseline is None:
+        expected = mean
+    else:
+        m = 0.9 if momentum is None else momentum
+        b = baseline.double() if isinstance(baseline, torch.Tensor) else baseline
+        expected = m * b + (1 - m) * mean
+        if not isinstance(expected, torch.Tensor):
+            expected = torch.tensor(expected, dtype=torch.float64)
+    expected = expected.expand(rewards.shape[1:])
+    expect_tensor("update_baseline result", out["value"], expected.contiguous(), rtol=1e-5, atol=1e-6, case=describe,
+                  check_dtype=False)
+    if detached:
+        expect(not out["requires_grad"], "update_baseline: the result carries a gradient from rewards; "
+               "return a tensor with no gradient (detach the rewards)", describe)
+
+
+def _grader_seed(offset: int = 0) -> int | None:
+    """None in the public round; in the grader's round, a seed of its own (autograder.public.checks.Round)."""
+    now = current_round()
+    return None if now.public else (now.seed + offset) % 2 ** 31
+
+
+# -- public checks --------------------------------------------------------------------------------------
+
+@check()
+def sample_location_follows_the_weights(student, ctx):
+    """sample_location draws each row's location with the probabilities in that row of the weights."""
+    dists = torch.tensor([[0.05, 0.1, 0.15, 0.2, 0.5, 0.0],
+                          [0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+                          [0.3, 0.02, 0.18, 0.15, 0.25, 0.1]])
+    seed = 5
+    if (own := _grader_seed()) is not None:
+        dists, seed = _distributions(own, 3, 6, 1.0, zeros=True), own
+    n = 4000
+    shown = [[round(x, 4) for x in row] for row in dists.tolist()]
+    describe = f"weights (N={3 * n}, L=6): row i uses distribution i % 3 of {shown}, generator seed {seed}"
+    index, _, _ = _sample(student, _repeat(dists, n), seed, describe)
+    _check_frequencies(index, dists, describe)
+
+
+@check()
+def sample_location_is_reproducible(student, ctx):
+    """The same generator state gives the same indices; another seed gives other indices."""
+    seed = _grader_seed() or 7
+    dists = _distributions(seed, 4, 6, 0.5, zeros=False)
+    weights = _repeat(dists, 50)
+    describe = f"weights (N=200, L=6), generator seeds {seed} and {seed + 1}"
+    index, _, out = _sample(student, weights, seed, describe)
+    expect_tensor("sample_location index from the same generator state", out["again"], index, rtol=0, atol=0,
+                  case=describe)
+    other = out["other"]
+    expect(isinstance(other, torch.Tensor) and not torch.equal(other, index),
+           "sample_location drew the same 200 indices from generator seeds 7 and 8: draw from the generator you "
+           "are given", describe)
+
+
+@check()
+def sample_location_log_prob_is_differentiable(student, ctx):
+    """log_prob = log(weights[index]) for the drawn index, with gradient 1 / weight at that index."""
+    @FEW
+    @given(weight_cases)
+    @example((1, 2, 3, 1.0, False))
+    def prop(case):
+        seed, n, L, scale, zeros = case
+        weights = _distributions(seed, n, L, scale, zeros)
+        describe = f"seed={seed}, weights (N={n}, L={L}) = {[[round(x, 4) for x in r] for r in weights.tolist()]}"
+        index, log_prob, out = _sample(student, weights, seed % 1000, describe)
+        rows = torch.arange(n)
+        picked = weights[rows, index].double()
+        expect(bool((picked > 0).all()), f"sample_location drew location(s) of weight zero: indices {index.tolist()}",
+               describe)
+        expect(isinstance(log_prob, torch.Tensor) and log_prob.is_floating_point(),
+               f"sample_location log_prob: expected a floating-point tensor, got "
+               f"{log_prob.dtype if isinstance(log_prob, torch.Tensor) else type_name(log_prob)}", describe)
+        expect_tensor(f"sample_location log_prob (indices drawn: {index.tolist()})", log_prob, picked.log(),
+                      rtol=1e-5, atol=1e-6, case=describe, check_dtype=False)
+        grad = out["grad"]
+        expect(grad is not None, "sample_location log_prob carries no gradient with respect to weights", describe)
+        expected = torch.zeros(n, L, dtype=torch.float64)
+        expected[rows, index] = 1 / picked
+        expect(isinstance(grad, torch.Tensor) and tuple(grad.shape) == (n, L),
+               "d sum(log_prob) / d weights: unexpected shape", describe)
+        # Only the part of the gradient along the simplex matters: normalising the weights first (as
+        # torch.distributions.Categorical does) adds the same number to every entry of a row. Compare without it.
+        # Rows whose drawn location is certain (weight 1 in float32) are left out: no distribution on the simplex
+        # can move there, and Categorical clamps such probabilities (zero gradient).
+        def project(g):
+            return g.double() - g.double().mean(-1, keepdim=True)
+        uncertain = picked < 1 - 1e-6
+        expect_tensor(f"d sum(log_prob) / d weights, up to a constant per row, rows whose drawn weight is below 1 "
+                      f"(indices drawn: {index.tolist()})", project(grad)[uncertain], project(expected)[uncertain],
+                      rtol=1e-4, atol=1e-5, case=describe)
+    prop()
+
+
+@check()
+def reinforce_loss_matches_the_formula(student, ctx):
+    """reinforce_loss = -sum(mask (rewards - baseline) log_probs) / sum(mask), value and gradient."""
+    @PROPERTY
+    @given(seeds, loss_shapes, st.sampled_from(["default", "zero", "float"]), st.booleans())
+    @example(1, (3,), "float", True)
+    def prop(seed, shape, baseline_kind, masked):
+        case = _loss_case(seed, shape, baseline_kind, masked)
+        _check_loss(student, case, _describe_loss(seed, shape, baseline_kind, masked), constants=False)
+    prop()
+
+
+@check()
+def reinforce_is_unbiased_on_six_locations(student, ctx):
+    """REINFORCE built from sample_location + reinforce_loss is unbiased on 6 locations; b = E[f] cuts the variance."""
+    theta, f = _six_locations(_grader_seed() or 0)
+    p = torch.softmax(theta.double(), 0)
+    b_mean = round((p * f.double()).sum().item(), 6)
+    describe = (f"the lecture's problem: theta = {[round(x, 3) for x in theta.tolist()]}, rewards f = "
+                f"{[round(x, 3) for x in f.tolist()]}, {N_ESTIMATE} samples, generator seed 0, per-sample estimate "
+                f"-{N_ESTIMATE} x d reinforce_loss / d theta_i")
+    (raw, based), _ = _estimates(student, theta, f, [0.0, b_mean], _grader_seed(1) or 0, describe)
+    for name, est, b in (("no baseline", raw, 0.0), (f"baseline b = E[f] = {b_mean:.3f}", based, b_mean)):
+        exact, variance = _exact(theta, f, b)
+        _check_unbiased(name, est, exact, variance, describe)
+    v_raw, v_based = raw.var(0).sum().item(), based.var(0).sum().item()
+    expect(v_based < 0.2 * v_raw, f"per-sample gradient variance {v_based:.3f} with b = E[f] against {v_raw:.3f} "
+           f"without a baseline: the baseline should cut it by far more than 5x", describe)
+
+
+@check()
+def optimal_baseline_matches_the_closed_form(student, ctx):
+    """optimal_baseline returns b* = mean(f ||g||^2) / mean(||g||^2) as a number."""
+    @FEW
+    @given(seeds, st.integers(1, 40))
+    @example(1, 3)
+    def prop(seed, S):
+        rewards = normal(seed, S, dtype=torch.float32) * 2 - 8
+        norms = normal(seed + 1, S, dtype=torch.float32).abs() + 0.05
+        describe = f"seed={seed}, S={S}, rewards {[round(x, 3) for x in rewards.tolist()[:6]]}{'...' if S > 6 else ''}"
+        got = student.call("reinforce.optimal", rewards=rewards, score_norms_sq=norms)
+        expected = (rewards.double() * norms.double()).mean() / norms.double().mean()
+        if isinstance(got, torch.Tensor) and got.numel() == 1 and got.is_floating_point():
+            got = got.reshape(()).double()
+        elif isinstance(got, (int, float)) and not isinstance(got, bool):
+            got = torch.tensor(float(got), dtype=torch.float64)
+        else:
+            raise CheckFailed(f"optimal_baseline: expected a Python float, got {type_name(got)} [{describe}]")
+        expect_tensor("optimal_baseline", got, expected, rtol=1e-5, atol=1e-5, case=describe)
+    prop()
+
+
+@check()
+def update_baseline_is_a_moving_average(student, ctx):
+    """update_baseline: the first call returns the batch mean, then momentum * b + (1 - momentum) * mean."""
+    r1 = torch.tensor([1.0, 2.0, 6.0, -1.0])
+    r2 = torch.tensor([[1.0, 2.0, 0.0], [3.0, 4.0, 0.0], [-1.0, 3.0, 0.5]])
+    if (own := _grader_seed()) is not None:   # the grader's own rewards, in the same shapes
+        r1, r2 = normal(own, 4, dtype=torch.float32) * 3, normal(own + 1, 3, 3, dtype=torch.float32) * 3
+    cases = [
+        (None, r1, None, "first call (baseline None), rewards (4,) = [1, 2, 6, -1]"),
+        (None, r2, None, "first call (baseline None), rewards (3, 3): one mean per step (column)"),
+        (torch.tensor(2.0), r1, None, "baseline 2.0 (0-d tensor), rewards (4,), default momentum 0.9"),
+        (1.0, r1, 0.5, "baseline 1.0 (float), rewards (4,), momentum 0.5"),
+        (torch.tensor([1.0, -2.0, 4.0]), r2, 0.8, "baseline [1, -2, 4], rewards (3, 3), momentum 0.8"),
+    ]
+    for baseline, rewards, momentum, describe in cases:
+        _check_update(student, baseline, rewards, momentum, describe, detached=False)

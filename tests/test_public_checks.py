@@ -1,0 +1,208 @@
+"""The public checks need no reference solution: their oracles and closed forms agree with the reference, their
+golden data is what the reference gives now and fails with one line when it is missing, corrupted or stale, the
+public checker prints what the kit's `check` prints, and a module that returns the golden answers for the golden
+inputs passes the public checks but loses those points in the grader, which also runs them on its own cases."""
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from autograder.grader.engine import grade
+from autograder.public import checker, golden
+from instructor import golden as golden_command
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# -- the oracles of the public checks agree with the reference ------------------------------------------------
+
+def test_worked_bleu_examples_are_the_references_values():
+    from autograder.public.checks.bleu import WORKED
+    from solutions.bleu import corpus_bleu
+
+    for what, hyps, refs, max_n, expected in WORKED:
+        got = corpus_bleu(hyps, refs) if max_n is None else corpus_bleu(hyps, refs, max_n)
+        assert len(got) == len(expected) and all(math.isclose(g, e, rel_tol=1e-12, abs_tol=1e-15)
+                                                 for g, e in zip(got, expected)), what
+
+
+def test_the_greedy_path_of_a_toy_model_is_the_reference_greedy_decode():
+    from autograder.worker.toys import ToyModel, greedy_sequence, toy_table
+    from solutions.decoding import greedy_decode
+
+    for seed in range(60):
+        for steps, end_bias in ((1, 0.0), (3, -1.0), (4, 1.5), (6, 4.0)):
+            table = toy_table(seed, 3, steps, 5, end_bias)
+            model = ToyModel(table)
+            expected = greedy_decode(model, model.init_state(torch.arange(3)), steps)
+            assert torch.equal(torch.tensor([greedy_sequence(table, c, steps) for c in range(3)]), expected)
+
+
+def test_show_and_tell_oracles_are_the_reference_model():
+    from autograder.public.checks import show_and_tell as checks
+    from solutions.show_and_tell import ShowTellRNN
+
+    for seed in range(10):
+        sizes, weights, features, _, _, g = checks._model_inputs((seed, 3, 4, 7, 2, 3, 4, 5, 3))
+        model = ShowTellRNN(**sizes).double()
+        with torch.no_grad():
+            for name, value in weights.items():
+                model.get_parameter(name).copy_(value.double())
+            _, image_term = model.init_state(features.double())
+            tokens = torch.randint(0, sizes["n_vocab"], (3,), generator=g)
+            h = torch.rand(3, sizes["H"], generator=g, dtype=torch.float64)
+            log_probs, (new_h, _) = model.step(tokens, (h, image_term))
+        assert torch.allclose(checks.image_term_oracle(weights, features), image_term, rtol=1e-12, atol=1e-12)
+        oracle_log_probs, oracle_h = checks.step_oracle(weights, tokens, h, image_term)
+        assert torch.allclose(oracle_log_probs, log_probs, rtol=1e-12, atol=1e-12)
+        assert torch.allclose(oracle_h, new_h, rtol=1e-12, atol=1e-12)
+
+
+def test_lstm_a_oracle_is_the_reference_model():
+    from autograder.public.checks import lstm_a as checks
+    from autograder.public.strategies import LSTM_A_VARIANTS
+    from solutions.lstm_a import LSTMA
+
+    for seed in range(5):
+        s = dict(checks.FIRST, seed=seed)
+        weights = checks._weights(s)
+        features, attributes, captions = checks._inputs(s)
+        for variant in LSTM_A_VARIANTS:
+            model = LSTMA(variant, n_vocab=s["V"], D=s["D"], L=s["L"], E=s["E"], H=s["H"], n_attr=s["n_attr"],
+                          DV=s["DV"]).double()
+            model.load_state_dict(weights)
+            with torch.no_grad():
+                expected = F.log_softmax(model.eval()(features, attributes, captions), -1)
+            got = checks._oracle_log_probs(variant, weights, features, attributes, captions)
+            assert torch.allclose(got, expected, rtol=1e-12, atol=1e-12), variant
+
+
+def test_stylenet_oracle_is_the_reference_loss():
+    from autograder.public.checks import stylenet as checks
+    import solutions.stylenet as reference
+    from solutions.show_and_tell import caption_loss
+
+    assert checks.T_STYLE == reference.T_STYLE
+    for seed in (3, 4, 11):
+        start = checks.stylenet_weights(reference, seed, checks.SMALL)
+        captions = checks._styled_captions(seed, 6)
+        g = torch.Generator().manual_seed(seed)
+        h0, c0 = torch.randn(6, checks.SMALL["H"], generator=g), torch.randn(6, checks.SMALL["H"], generator=g)
+        model = reference.StyleNet(**checks.SMALL).double()
+        model.load_state_dict({k: v.double() for k, v in start["weights"].items()})
+        model.set_style("romantic")
+        with torch.no_grad():
+            expected = caption_loss(model(captions, (h0.double(), c0.double())), captions).item()
+        assert math.isclose(checks.romantic_loss(start["weights"], captions, h0, c0), expected, rel_tol=1e-12)
+
+
+# -- golden data -------------------------------------------------------------------------------------------------
+
+def test_the_golden_files_are_what_the_reference_gives_now(capsys):
+    assert golden_command.run(check=True) == 0, capsys.readouterr().out
+
+
+def test_the_golden_check_reports_a_changed_file(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(golden, "HERE", tmp_path)
+    for part in golden_command.PARTS:
+        shutil.copy(ROOT / "autograder" / "public" / "golden" / f"{part}.pt", tmp_path / f"{part}.pt")
+    cases = torch.load(tmp_path / "attention.pt", weights_only=True)
+    cases["cases"]["captioner"][0]["logits"][0, 0, 0] += 1e-3
+    torch.save(cases, tmp_path / "attention.pt")
+    assert golden_command.run(check=True) == 1
+    assert "attention.pt differs from the reference's answers: /cases/captioner[0]/logits: the values differ" in \
+        capsys.readouterr().out
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("missing", r"^autograder/public/golden/attention\.pt is missing: regenerate it with `python -m instructor golden`$"),
+    ("corrupted", r"^autograder/public/golden/attention\.pt is corrupted \(\w+\): regenerate it with "),
+    ("stale", r"^autograder/public/golden/attention\.pt is older than the checks that read it \(fingerprint "),
+])
+def test_a_broken_golden_file_fails_its_checks_with_one_line(damage, message, tmp_path, monkeypatch):
+    monkeypatch.setattr(golden, "HERE", tmp_path)
+    good = (ROOT / "autograder" / "public" / "golden" / "attention.pt").read_bytes()
+    if damage == "corrupted":
+        (tmp_path / "attention.pt").write_bytes(good[: len(good) // 2])
+    elif damage == "stale":
+        document = torch.load(ROOT / "autograder" / "public" / "golden" / "attention.pt", weights_only=True)
+        (tmp_path / "attention.pt").write_bytes(golden.dumps(document["cases"], "0123456789abcdef"))
+    report = checker.check(ROOT / "solutions", parts=("attention",))
+    uses_golden = {"forward_matches_the_reference_with_the_same_weights", "decoding_steps_reproduce_teacher_forcing"}
+    for r in report.results:
+        if r.name in uses_golden:
+            assert not r.passed and "\n" not in r.output, r.output
+            assert re_match(message, r.output), r.output
+        else:
+            assert r.passed, f"{r.name}: {r.output}"
+
+
+def re_match(pattern: str, text: str) -> bool:
+    import re
+    return re.match(pattern, text) is not None
+
+
+# -- one public checker, one output ------------------------------------------------------------------------------
+
+def test_the_public_checker_prints_what_the_kits_check_prints(capsys):
+    from autograder.__main__ import main as kit
+
+    assert kit(["check", str(ROOT / "assignments"), "--part", "bleu", "--part", "decoding"]) == 0
+    kit_lines = capsys.readouterr().out.splitlines()
+    assert checker.main(["check", str(ROOT / "assignments"), "--part", "bleu", "--part", "decoding"]) == 0
+    public_lines = capsys.readouterr().out.splitlines()
+    assert kit_lines[:-1] == public_lines[:-1] and len(kit_lines) > 10   # the last line: the seconds it took
+    assert public_lines[-1].startswith("total") and "0.0 /  12.0" in public_lines[-1]
+
+
+# -- golden data is no answer key --------------------------------------------------------------------------------
+
+LOOKUP = '''
+
+import torch as _torch
+
+_GOLDEN = _torch.load({path!r}, weights_only=True)["cases"]["captioner"]
+
+
+def _lookup_forward(self, features, captions):
+    """The golden answer for the golden inputs; for any other input, flat logits and uniform maps."""
+    for case in _GOLDEN:
+        if case["features"].shape == features.shape and _torch.equal(case["features"], features) \\
+                and _torch.equal(case["captions"], captions):
+            return case["logits"].to(features.dtype), case["weights"].to(features.dtype)
+    n, t, locations = captions.shape[0], captions.shape[1], features.shape[1]
+    return (_torch.zeros(n, t - 1, self.out.out_features, dtype=features.dtype),
+            _torch.full((n, t - 1, locations), 1.0 / locations, dtype=features.dtype))
+
+
+AttnCaptioner.forward = _lookup_forward
+'''
+
+
+@pytest.mark.xdist_group("full-grade")
+def test_a_lookup_table_of_the_golden_data_passes_check_and_loses_the_points_in_the_grader(tmp_path):
+    """attention.py: the reference, with a forward that returns the golden logits and maps for the golden inputs
+    and constants for any other. The public checker (and the kit's check) give it the forward check; the grader,
+    which also runs every public check on cases drawn from its hidden seed, does not."""
+    folder = tmp_path / "lookup"
+    folder.mkdir()
+    path = ROOT / "autograder" / "public" / "golden" / "attention.pt"
+    (folder / "attention.py").write_text((ROOT / "solutions" / "attention.py").read_text()
+                                        + LOOKUP.format(path=str(path)))
+    forward = "forward_matches_the_reference_with_the_same_weights"
+
+    public = {r.name: r for r in checker.check(folder, parts=("attention",)).results}
+    assert public[forward].passed, public[forward].output
+    kit_check = {r.name: r for r in grade(folder, public_only=True, parts=("attention",), grader_cases=False).results}
+    assert kit_check[forward].passed, kit_check[forward].output
+
+    graded = {r.name: r for r in grade(folder, parts=("attention",), skip_training=True).results}
+    assert not graded[forward].passed
+    assert graded[forward].output == ("failed on cases the grader draws from its hidden seed: With the reference's "
+                                      "weights, forward's logits and attention maps equal the reference's (float64).")
+    assert graded[forward].staff_note   # what failed, for the course staff
+    assert all(r.passed for r in graded.values() if r.visibility == "public" and r.name != forward), \
+        [f"{r.name}: {r.output}" for r in graded.values() if not r.passed]
