@@ -54,15 +54,14 @@ class DropUngradedCode(NbGraderPreprocessor):
 
 
 def cell_timeouts() -> dict[str, int]:
-    """Seconds nbgrader waits for the grade cell of each part. The engine stops a part after
-    PART_TIME_LIMIT seconds and still reports every check; the cell's limit is only the backstop above
+    """Seconds nbgrader waits for the grade cell of each part. The engine stops a part after its time
+    limit (autograder.public.limits) and still reports every check; the cell's limit is only the backstop above
     it (a cell that runs out scores 0 with no per-check message), twice the engine's on the training
     parts for a slow or loaded grading machine."""
-    from autograder.grader.engine import PART_TIME_LIMIT  # imports torch: only when a config is written
-    from autograder.grader.training import SPECS          # the parts whose checks train the student's model
+    from autograder.grader.training import SPECS   # the parts whose checks train the student's model (imports torch)
+    from autograder.public.limits import LIMITS
 
-    return {part: int(2 * PART_TIME_LIMIT if part in SPECS else PART_TIME_LIMIT + 60)
-            for part in MODULES}
+    return {part: int(2 * LIMITS.part if part in SPECS else LIMITS.part + 60) for part in MODULES}
 
 
 def part_points() -> dict[str, float]:

@@ -23,7 +23,7 @@ import nbformat
 import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
-from autograder.grader.engine import PART_TIME_LIMIT
+from autograder.public.limits import LIMITS
 from instructor import nbgrader_course
 from instructor.__main__ import main
 from shared.parts import MODULES
@@ -191,9 +191,9 @@ def test_config_traits(tmp_path):
     assert config.Execute.interrupt_on_timeout is True
     for part in MODULES:
         limit = config.Execute.timeout_func({"metadata": {"nbgrader": {"grade_id": part}}})
-        assert limit > PART_TIME_LIMIT
+        assert limit > LIMITS.part
         if part in nbgrader_course.TRAINING_PARTS:
-            assert limit >= 2 * PART_TIME_LIMIT
+            assert limit >= 2 * LIMITS.part
     assert config.IgnorePattern.enabled is True
 
 

@@ -36,6 +36,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from autograder.grader.intake import IntakeError, Submission, discover, unpack
+from autograder.public import limits
 from autograder.public.progress import for_terminal
 from shared.parts import MODULES, PARTS
 
@@ -140,11 +141,6 @@ _KIT = None
 _ONE_GRADE = threading.Lock()
 
 
-# Wall-clock seconds one submission may take in all, on top of each part's own limit ($CAPTIONKIT_SUBMISSION_TIME_LIMIT;
-# multiplied by CAPTIONKIT_TIME_SCALE like every limit).
-SUBMISSION_TIME_LIMIT = float(os.environ.get("CAPTIONKIT_SUBMISSION_TIME_LIMIT", "3600"))
-
-
 def owner_only(path: Path) -> Path:
     """`path` readable by its owner alone: a batch's outputs are the staff's (a worker must not read a classmate's
     results or report)."""
@@ -167,7 +163,7 @@ def grade_job(job: Job, progress=None) -> dict:
                               "coordinator's; install the same kit and hidden seed on every worker (docs/batch.md)")
         with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:   # mode 0700: root's alone
             graded = grade(materialise(job.files, Path(tmp) / "submission"), parts=job.parts, progress=progress,
-                           time_limit=SUBMISSION_TIME_LIMIT)
+                           time_limit=limits.LIMITS.submission)
     report = None
     if job.report:
         from autograder.grader.report.html import render_report

@@ -14,14 +14,11 @@ from typing import Callable
 
 import torch
 
+from autograder.public import limits
 from shared.encoder import CaptionData, load_data
 from shared.encoder import cache_dir as encoder_cache_dir
 
 HIDDEN = Path(__file__).resolve().parent / "hidden"
-# The time budget of a student's training run: this many times the reference's, measured in the same run,
-# plus a fixed allowance for start-up.
-BUDGET_FACTOR = 3.0
-BUDGET_ALLOWANCE = 15.0
 
 
 def hidden_seed() -> int:
@@ -107,14 +104,14 @@ class GradingContext:
 
     def budget(self, key: str, reference_run: Callable[..., object], scale: float = 1.0,
                setup: Callable[[], object] | None = None) -> float:
-        """The time limit (seconds) for a student's training run: BUDGET_FACTOR x the reference's projected time
-        plus BUDGET_ALLOWANCE. `reference_run` trains the reference on a slice of the same run, timed once per
+        """The time limit (seconds) for a student's training run: LIMITS.budget_factor x the reference's projected
+        time plus LIMITS.budget_allowance (autograder.public.limits). `reference_run` trains the reference on a slice of the same run, timed once per
         grading run; `scale` projects that slice to the whole run (say 12 for one epoch of twelve). `setup`,
         if given, prepares the reference's inputs outside the clock and is passed to `reference_run`."""
         if key not in self._reference_seconds:
             self.data  # loaded (or read from the cache) before the clock starts
             self._reference_seconds[key] = _timed_in_child(reference_run, setup) * scale
-        return BUDGET_FACTOR * self._reference_seconds[key] + BUDGET_ALLOWANCE
+        return limits.LIMITS.budget_factor * self._reference_seconds[key] + limits.LIMITS.budget_allowance
 
     @property
     def reference_seconds(self) -> dict[str, float]:

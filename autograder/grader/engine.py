@@ -22,9 +22,11 @@ from autograder.grader.context import GradingContext
 from autograder.grader.checks import Check, checks_of
 from autograder.grader.isolation import Isolation, build_runtime, detect
 from autograder.public.checks import Round
-from autograder.public.client import TIME_SCALE, Worker, WorkerFactory, remove_tree
+from autograder.public import limits
+from autograder.public.client import Worker, WorkerFactory, remove_tree
+from autograder.public.limits import Deadline, part_deadline
 from autograder.public.progress import Progress
-from autograder.public.runner import GRADER_ERROR, PART_TIME_LIMIT, CheckResult, GradeReport, grade_part
+from autograder.public.runner import GRADER_ERROR, CheckResult, GradeReport, grade_part
 from shared.parts import BY_MODULE, MODULES
 
 GRADING_ORDER = ("bleu", "decoding", "show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")
@@ -49,8 +51,8 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
     worker_factory makes the worker each part's checks call (default: a sandboxed worker process,
     autograder.public.client.Worker, isolated as this machine allows). skip_training=True leaves out the
     training checks (the kit's own tests of property checks use it). progress: told where the run is
-    (autograder/progress.py; by default nothing is shown). time_limit: wall-clock seconds for
-    the whole submission (x CAPTIONKIT_TIME_SCALE), on top of each part's; the parts it leaves no time for are not
+    (autograder/public/progress.py; by default nothing is shown). time_limit: seconds for the whole submission
+    (x LIMITS.scale, autograder.public.limits), on top of each part's; the parts it leaves no time for are not
     run."""
     torch.set_num_threads(1)
     rubric = rubric_mod.load()
@@ -77,9 +79,7 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
                              public_only)
         for i, part in enumerate(graded):
             progress.part(i + 1, len(graded), part, counts[part])
-            deadline = time.monotonic() + PART_TIME_LIMIT * TIME_SCALE
-            if time_limit is not None:
-                deadline = min(deadline, started + time_limit * TIME_SCALE)
+            deadline = part_deadline(None if time_limit is None else started + limits.LIMITS.seconds(time_limit))
             try:
                 results = _grade_part(part, Path(submission), scratch / part, ctx, rubric.get(part, {}), public_only,
                                       worker_factory, skip_training, grader_cases, progress, deadline)
@@ -106,7 +106,7 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
 def sandboxed_workers(runtime: Path, isolation: Isolation) -> WorkerFactory:
     """The factory of the grader's workers: a sandboxed worker process running from `runtime` (a copy of the
     worker zone and shared/, isolation.build_runtime), isolated by `isolation`."""
-    def make(part: str, submission: Path, scratch: Path, references: dict[str, str], deadline: float | None):
+    def make(part: str, submission: Path, scratch: Path, references: dict[str, str], deadline: Deadline | None):
         return Worker(part, submission, scratch, runtime, isolation, references, deadline=deadline)
     return make
 
@@ -136,14 +136,14 @@ def _time_references(parts: list[str], ctx: GradingContext, rubric: dict, public
 def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                 entries: dict[str, rubric_mod.Entry], public_only: bool, worker_factory: WorkerFactory,
                 skip_training: bool = False, grader_cases: bool = True, progress: Progress | None = None,
-                deadline: float | None = None) -> list[CheckResult]:
+                deadline: Deadline | None = None) -> list[CheckResult]:
     """The part's graded checks run against one worker of the part (autograder.public.runner.grade_part), until
-    `deadline` (default: PART_TIME_LIMIT from now)."""
+    `deadline` (default: the part's time limit from now)."""
     references = {name: (SOLUTIONS / f"{name}.py").read_text() for name in REFERENCES[part]}
-    deadline = deadline if deadline is not None else time.monotonic() + PART_TIME_LIMIT * TIME_SCALE
+    deadline = deadline or part_deadline()
     return grade_part(part, BY_MODULE[part].number, _graded_checks(part, entries, public_only, skip_training),
                       entries, lambda: worker_factory(part, submission, scratch, references, deadline), ctx,
-                      PART_TIME_LIMIT, (lambda chk: grader_round(ctx, chk)) if grader_cases else None, progress)
+                      (lambda chk: grader_round(ctx, chk)) if grader_cases else None, progress)
 
 
 def grader_round(ctx: GradingContext, chk: Check) -> Round:

@@ -65,16 +65,15 @@ def build_zip(out: Path, seed: int | None = None) -> Path:
 
 def run(root: Path) -> int:
     """Grade root/submission into root/results/results.json (inside the container), in a process of its own
-    under a wall-clock watchdog (batch.SUBMISSION_TIME_LIMIT): past it, that process is killed, the sandbox users
-    are swept, and results.json says that grading stopped."""
+    under a wall-clock watchdog (the submission's time limit, autograder.public.limits): past it, that process is
+    killed, the sandbox users are swept, and results.json says that grading stopped."""
     import multiprocessing
 
-    from autograder.grader.batch import SUBMISSION_TIME_LIMIT
-    from autograder.grader.results import write_json_atomic
-    from autograder.public.client import TIME_SCALE
     from autograder.grader.isolation import sweep_free_slots
+    from autograder.grader.results import write_json_atomic
+    from autograder.public.limits import LIMITS
 
-    limit = SUBMISSION_TIME_LIMIT * TIME_SCALE
+    limit = LIMITS.seconds(LIMITS.submission)
     process = multiprocessing.get_context("spawn").Process(target=_graded_in_child, args=(Path(root),))
     process.start()
     process.join(limit)

@@ -28,6 +28,7 @@ from torch import nn
 from autograder.grader.context import GradingContext
 from autograder.public.checks import check
 from autograder.public.compare import CheckFailed, expect, type_name
+from autograder.public.limits import LIMITS
 from shared.metrics import exact_match, style_scores
 from shared.scenes import make_scenes
 from shared.training import seed_everything, train
@@ -64,7 +65,8 @@ class TrainingSpec:
     figures: tuple[str, ...] = ()
     judge: Callable[[TrainingSpec, object, GradingContext], None] = None   # default: expect_exact_match
     score: Callable[[object, GradingContext], float] = None                # default: exact_match_of
-    timeout: float = 300.0
+    # The check's limit: the part's by default (the student's run is also bounded by its time budget).
+    timeout: float = field(default_factory=lambda: LIMITS.part)
 
     @property
     def recipe(self) -> str:
@@ -392,8 +394,7 @@ training_check(TrainingSpec(
     threshold=0.20,
     train_reference=_reinforce_reference, reference_reply=_reinforce_reply,
     options={"shown": SHOWN},
-    figures=("hard attention",),
-    timeout=600))
+    figures=("hard attention",)))
 
 
 # -- Part 6: LSTM-A ------------------------------------------------------------------------------------------------

@@ -23,7 +23,8 @@ from pathlib import Path
 from autograder.public import client
 from autograder.public.checks import Check, registered
 from autograder.public.progress import Progress, for_terminal
-from autograder.public.runner import PART_TIME_LIMIT, Entry, GradeReport, grade_part, table
+from autograder.public.limits import part_deadline
+from autograder.public.runner import Entry, GradeReport, grade_part, table
 from shared.parts import BY_MODULE, MODULES
 
 RUBRIC = Path(__file__).resolve().parent / "rubric.json"
@@ -74,13 +75,13 @@ def check(folder: Path, parts: tuple[str, ...] | None = None, rubric: dict[str, 
         try:
             for i, part in enumerate(chosen):
                 progress.part(i + 1, len(chosen), part, len(checks_of[part]))
-                deadline = time.monotonic() + PART_TIME_LIMIT * client.TIME_SCALE
+                deadline = part_deadline()
 
                 def start(part=part, deadline=deadline):
                     return client.Worker(part, Path(folder), tmp / part, runtime, client.SEPARATE_PROCESS,
                                          deadline=deadline)
                 results = grade_part(part, BY_MODULE[part].number, checks_of[part], rubric.get(part, {}), start, None,
-                                     PART_TIME_LIMIT, progress=progress)
+                                     progress=progress)
                 report.results.extend(results)
                 progress.part_done(sum(r.score for r in results), sum(r.max_score for r in results))
         finally:

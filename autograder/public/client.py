@@ -11,29 +11,25 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
 
 import torch
 
-from autograder.worker import recipes
-from autograder.worker import protocol
-from autograder.worker.forbidden import READABLE
-from autograder.public.staging import stage
-from autograder.worker.protocol import clean
+from autograder.public import limits as time_limits   # (`limits` is a Worker argument)
+from autograder.public.limits import Deadline, earliest
 from autograder.public.source_scan import banned_uses
+from autograder.public.staging import stage
+from autograder.worker import protocol, recipes
+from autograder.worker.forbidden import READABLE
+from autograder.worker.protocol import clean
 
 ROOT = Path(__file__).resolve().parents[2]
 # The code a worker runs from, and nothing else: the worker zone and shared/ (no checks, no references, no hidden
 # seed). A worker starts from a copy of them (copy_runtime), never from the kit's own folders.
 RUNTIME_FILES = ("autograder/__init__.py", "autograder/worker/**/*.py", "shared/*.py")
-STARTUP_TIMEOUT = 60.0
 TREE_MEMORY_BYTES = 6 * 1024 ** 3   # the default of Limits.tree_memory_bytes
-# Multiplies every wall-clock limit of the sandbox and the engine: 1 on a grading machine; larger where many
-# grading runs share few cores (the kit's own test suite sets it), so correct code is never cut off by load.
-TIME_SCALE = float(os.environ.get("CAPTIONKIT_TIME_SCALE", "1"))
 
 
 class StudentError(Exception):
@@ -55,11 +51,13 @@ class WorkerDied(Exception):
 
 @dataclass
 class Limits:
-    """Resource limits of a worker, set by the worker on itself before it imports student code."""
+    """Resource limits of a worker, set by the worker on itself before it imports student code (its time limits:
+    autograder.public.limits)."""
     memory_bytes: int = 3 * 1024 ** 3      # address space: torch needs about 1 GiB to import
     file_bytes: int = 16 * 1024 ** 2       # the largest file it may write (its output file included)
     processes: int = 64                    # per user: enforced for the sandbox user, not for root
-    cpu_seconds: int = 900                 # a backstop: wall-clock limits per call and per part come first
+    # A backstop: the wall-clock limits of each call, check and part come first.
+    cpu_seconds: int = field(default_factory=lambda: time_limits.LIMITS.cpu)
     # All the worker's processes together (proportional set size) and the files its user keeps in memory-backed
     # temporary folders: watched while the grader waits for a reply (no cgroup is assumed to be delegated).
     tree_memory_bytes: int = field(default_factory=lambda: TREE_MEMORY_BYTES)
@@ -104,22 +102,22 @@ class StudentWorker(Protocol):
     stand-in of the benchmarks (benchmarks/inprocess_worker.py)."""
     import_error: StudentError | None   # the student's module could not be imported (then nothing runs)
     dead_reason: str | None             # why the worker stopped, once it has
-    deadline: float | None              # time.monotonic() at which the part's time is up
-    check_deadline: float | None        # the same for the running check (the engine sets it)
+    deadline: Deadline | None           # the part's: no start-up and no call of this worker goes past it
     on_progress: Callable[[int, int, float], None] | None   # told (epoch, epochs, loss) after each training epoch
 
     @property
     def alive(self) -> bool: ...
 
-    def call(self, recipe: str, timeout: float = 20.0, **kwargs): ...
+    def call(self, recipe: str, timeout: float | None = None, deadline: Deadline | None = None, **kwargs):
+        """Run `recipe` with `kwargs` within `timeout` seconds (default: LIMITS.call), `deadline` and the part's."""
 
     def restart(self) -> None: ...
 
     def close(self) -> None: ...
 
 
-# (part, submission folder, scratch folder, {earlier part: reference source}, part deadline) -> a worker
-WorkerFactory = Callable[[str, Path, Path, "dict[str, str]", "float | None"], StudentWorker]
+# (part, submission folder, scratch folder, {earlier part: reference source}, the part's deadline) -> a worker
+WorkerFactory = Callable[[str, Path, Path, "dict[str, str]", "Deadline | None"], StudentWorker]
 
 
 class Worker:
@@ -128,18 +126,18 @@ class Worker:
     `scratch` is this part's folder: staging/ (the module, read-only to the worker), work/ (the worker's
     current and home folder, owned by the sandbox user) and output.txt (what the student's code printed).
     `references` maps earlier parts' names to their reference source, installed in the worker's memory.
+    `deadline` is the part's: no start-up (a restart included) and no call goes past it.
     """
 
     def __init__(self, module: str, submission: Path, scratch: Path, runtime: Path, isolation: Isolation,
                  references: dict[str, str] | None = None, limits: Limits | None = None,
-                 deadline: float | None = None):
+                 deadline: Deadline | None = None):
         self.module = module
         self.scratch = Path(scratch)
         self.runtime, self.isolation = Path(runtime), isolation
         self.references = references or {}
         self.limits = limits or Limits()
         self.deadline = deadline
-        self.check_deadline: float | None = None   # set by the engine for each check
         self.on_progress = None   # set by the engine: on_progress(epoch, epochs, loss) after each training epoch
         self.proc: subprocess.Popen | None = None
         self.dead_reason: str | None = None
@@ -185,14 +183,15 @@ class Worker:
         os.close(req_r)
         os.close(rep_w)
         self.requests, self.replies = protocol.nonblocking(req_w), rep_r
-        startup, cut_by_deadline = STARTUP_TIMEOUT * TIME_SCALE, False
-        if self.deadline is not None and self.deadline - time.monotonic() < startup:
-            startup, cut_by_deadline = max(self.deadline - time.monotonic(), 1.0), True
+        config = time_limits.LIMITS
+        deadline = earliest(Deadline.after(config.seconds(config.startup), "the worker did not start in time"),
+                            self.deadline)
+        startup = max(deadline.left(), 1.0)
         try:
             protocol.send(self.requests, {"references": self.references, "source": self.source}, timeout=startup)
             hello = protocol.receive(self.replies, timeout=startup)
         except protocol.ChannelTimeout:
-            self.kill("the part's time limit was reached" if cut_by_deadline else "the worker did not start in time")
+            self.kill(deadline.reached)
             return
         except (protocol.ChannelClosed, protocol.MessageTooLarge, OSError) as exc:
             self.kill(f"the worker did not start ({type(exc).__name__})")
@@ -256,29 +255,23 @@ class Worker:
         self._start()
 
     # -- calls ---------------------------------------------------------------------------------
-    def call(self, recipe: str, timeout: float = 20.0, **kwargs):
+    def call(self, recipe: str, timeout: float | None = None, deadline: Deadline | None = None, **kwargs):
         """Run `recipe` on the student's module with `kwargs`; return its (plain-data) result.
 
-        Raises StudentError when the student's code raised, WorkerDied when the worker is gone or
-        overran `timeout` seconds (it is then killed)."""
+        The call ends by the earliest of its own `timeout` seconds (default LIMITS.call, x LIMITS.scale), `deadline`
+        (the check's, passed by autograder.public.runner) and the part's. Raises StudentError when the student's
+        code raised, WorkerDied when the worker is gone or one of those was reached (it is then killed)."""
         if not self.alive:
             raise WorkerDied(self.dead_reason or "the worker is not running")
-        timeout *= TIME_SCALE
-        started, limit_name = time.monotonic(), None
-        for name, deadline in (("the check's time limit", self.check_deadline), ("the part's time limit", self.deadline)):
-            if deadline is None:
-                continue
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self.kill(f"{name} was reached")
-                raise WorkerDied(self.dead_reason)
-            if left < timeout:
-                timeout, limit_name = left, name
+        config = time_limits.LIMITS
+        seconds = config.seconds(config.call if timeout is None else timeout)
+        deadline = earliest(Deadline.after(seconds, f"timed out after {seconds:.0f} s"), deadline, self.deadline)
+        if deadline.passed:
+            self.kill(deadline.reached)
+            raise WorkerDied(self.dead_reason)
         try:
-            protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs}, timeout=timeout)
-            deadline = started + timeout
-            reply = protocol.receive(self.replies, timeout=max(deadline - time.monotonic(), 0.0),
-                                     watch=self._watch_memory)
+            protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs}, timeout=deadline.left())
+            reply = protocol.receive(self.replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory)
             while type(reply) is dict and "progress" in reply:   # a training epoch ended: show it, read on
                 epoch = progress_of(reply)
                 if epoch is None:
@@ -286,10 +279,9 @@ class Worker:
                     raise WorkerDied(self.dead_reason)
                 if self.on_progress is not None:
                     self.on_progress(*epoch)
-                reply = protocol.receive(self.replies, timeout=max(deadline - time.monotonic(), 0.0),
-                                         watch=self._watch_memory)
+                reply = protocol.receive(self.replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory)
         except protocol.ChannelTimeout:
-            self.kill(f"{limit_name} was reached" if limit_name else f"timed out after {timeout:.0f} s")
+            self.kill(deadline.reached)
             raise WorkerDied(self.dead_reason)
         except OverMemory as exc:
             self.kill(str(exc))

@@ -14,11 +14,12 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Callable
 
-from autograder.public import client
+from autograder.public import limits
 from autograder.public.checks import PUBLIC_ROUND, Check, Round, running_as
 from autograder.public.client import StudentError, StudentWorker, WorkerDied
 from autograder.public.compare import CheckFailed
 from autograder.public.golden import GoldenDataError
+from autograder.public.limits import Deadline
 from autograder.public.progress import Progress
 from autograder.public.staging import StagingError
 from autograder.worker.memory import release_memory
@@ -27,8 +28,6 @@ from shared.parts import PARTS
 
 OUTPUT_LIMIT = 2000  # characters of feedback per check
 GRADER_ERROR = "the grader could not run this check (an error on the grader's side; tell the course staff)"
-# Wall-clock seconds a part may take in all (worker start-ups, every check, training included).
-PART_TIME_LIMIT = 300.0
 
 
 @dataclass(frozen=True)
@@ -116,6 +115,17 @@ def _candidates(exc: BaseException):
         yield from _candidates(member)
 
 
+class WithinCheck:
+    """The part's worker as one check sees it: each of its calls is passed the check's deadline too."""
+
+    def __init__(self, worker: StudentWorker, deadline: Deadline):
+        self.worker, self.deadline = worker, deadline
+
+    def call(self, recipe: str, timeout: float | None = None, **kwargs):
+        """The worker's call (autograder.public.client.Worker.call), ending by the check's deadline at the latest."""
+        return self.worker.call(recipe, timeout=timeout, deadline=self.deadline, **kwargs)
+
+
 def run_check(chk: Check, worker: StudentWorker, ctx, visible: bool,
               grader_round: Round | None = None) -> tuple[bool, str, str]:
     """(passed, student-visible output, staff note) for one check: its public round, then, if it passed and
@@ -142,8 +152,7 @@ def _run_round(chk: Check, worker: StudentWorker, ctx, visible: bool, round: Rou
 
 
 def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, Entry],
-               start_worker: Callable[[], StudentWorker], ctx, part_time_limit: float,
-               grader_round: Callable[[Check], Round] | None = None,
+               start_worker: Callable[[], StudentWorker], ctx, grader_round: Callable[[Check], Round] | None = None,
                progress: Progress | None = None) -> list[CheckResult]:
     """Run `checks` (every one has an entry in `entries`) against one worker of `part`, in order; one result each.
     `grader_round(check)`, given by the grader, is the round of cases drawn from its hidden seed that every public
@@ -151,9 +160,9 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
 
     `number` is the part's number (a check's is `number`.`entry.number`, the same in every output, whichever
     checks a run grades), `start_worker()` starts the part's worker (StagingError: the module cannot
-    be staged), `ctx` is handed to every check, `part_time_limit` is the part's limit in seconds as the
-    message of a check left unrun names it (the worker carries the deadline itself), `progress` is told of each
-    check and training epoch (autograder.public.progress; by default nothing is shown)."""
+    be staged; the worker holds the part's deadline), `ctx` is handed to every check, `progress` is told of each
+    check and training epoch (autograder.public.progress; by default nothing is shown). Each check runs until
+    its own limit (Check.timeout, from when it starts) or the part's deadline, whichever comes first."""
     progress = progress or Progress()
     results = []
 
@@ -181,17 +190,17 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
         for step, i in enumerate(order):
             chk = checks[i]
             visible = entries[chk.name].visibility == "public"
-            if not visible and served_public and (worker.deadline is None or time.monotonic() < worker.deadline):
+            if not visible and served_public and (worker.deadline is None or not worker.deadline.passed):
                 worker.restart()
                 served_public = False
             t0 = time.monotonic()
-            if worker.deadline is not None and t0 >= worker.deadline:
-                results.append(result(chk, False, f"not run: the part's time limit ({part_time_limit:.0f} s) "
+            if worker.deadline is not None and worker.deadline.passed:
+                results.append(result(chk, False, f"not run: the part's time limit ({limits.LIMITS.part:.0f} s) "
                                                      "was reached", 0.0))
                 continue
-            worker.check_deadline = t0 + chk.timeout * client.TIME_SCALE
+            check_deadline = Deadline.after(limits.LIMITS.seconds(chk.timeout), "the check's time limit was reached")
             progress.check(f"{number}.{entries[chk.name].number}", chk.name, chk.training)
-            passed, output, note = run_check(chk, worker, ctx, visible,
+            passed, output, note = run_check(chk, WithinCheck(worker, check_deadline), ctx, visible,
                                              grader_round(chk) if visible and grader_round is not None else None)
             progress.check_done()
             results.append(result(chk, passed, output, time.monotonic() - t0, note))
@@ -199,8 +208,7 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
             if chk.training:  # the large heaps; a collection costs about 0.2 s, too much after every check
                 release_memory()
             # A crash or a timeout costs this check; the next one (if there is time for it) gets a fresh worker.
-            if not worker.alive and step + 1 < len(order) and (worker.deadline is None
-                                                               or time.monotonic() < worker.deadline):
+            if not worker.alive and step + 1 < len(order) and (worker.deadline is None or not worker.deadline.passed):
                 worker.restart()
                 served_public = False
         return results

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
 import hashlib
 import importlib
 import json
@@ -36,7 +37,7 @@ import torch
 from autograder.grader import rubric as rubric_mod
 from autograder.grader.context import GradingContext, hidden_seed
 from autograder.grader.results import gradescope_results, write_json_atomic
-from autograder.public import client
+from autograder.public import client, limits
 from autograder.worker import confine, protocol
 from autograder.public.client import Limits
 from autograder.grader.isolation import detect
@@ -213,7 +214,6 @@ def test_F8_slow_code_times_out_one_check_only(tmp_path, monkeypatch):
 
 
 def test_F8_part_time_limit_also_bounds_worker_restarts(tmp_path, monkeypatch):
-    engine = importlib.import_module("autograder.grader.engine")
     starts = []
     real_start = client.Worker._start
 
@@ -221,7 +221,8 @@ def test_F8_part_time_limit_also_bounds_worker_restarts(tmp_path, monkeypatch):
         starts.append(time.monotonic())
         return real_start(self)
     monkeypatch.setattr(client.Worker, "_start", counting_start)
-    monkeypatch.setattr(engine, "PART_TIME_LIMIT", 0.5)      # reached while the first worker starts (it never ends)
+    # reached while the first worker starts (it never ends)
+    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, part=0.5))
     graded = run_grade(build("F15_heavy_import", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND)
     assert all(r.output == "the part's time limit was reached" for r in graded.results()), graded.describe()
@@ -324,10 +325,10 @@ def f15(tmp_path_factory):
     real_start = client.Worker._start
 
     def start(self):      # a short start-up limit for the hostile part only
-        client.STARTUP_TIMEOUT = STARTUP_TIMEOUT if self.module == "bleu" else 60.0
+        limits.LIMITS = dataclasses.replace(limits.LIMITS, startup=STARTUP_TIMEOUT if self.module == "bleu" else 60.0)
         return real_start(self)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(client, "STARTUP_TIMEOUT", client.STARTUP_TIMEOUT)     # restored afterwards
+        mp.setattr(limits, "LIMITS", limits.LIMITS)     # restored afterwards
         mp.setattr(client.Worker, "_start", start)
         return run_grade(folder, ("bleu", "decoding"))
 

@@ -1,0 +1,98 @@
+"""Every time limit of grading, in one configuration object, and the deadlines a grade passes down.
+
+    limit        default  what it bounds
+    part          300 s   one part: its worker's start-ups and every check of it, training included
+    check          30 s   one check, every recipe call of it together (the default of @check(timeout=...));
+                          never above `part` (autograder.public.checks.check refuses it at registration)
+    call           20 s   one recipe call (the default of student.call(..., timeout=...))
+    startup        60 s   a worker's start: importing torch and the student's module
+    submission   3600 s   one submission, every part together, in `batch` and on Gradescope
+                          ($CAPTIONKIT_SUBMISSION_TIME_LIMIT)
+    cpu           900 s   the worker's CPU seconds (RLIMIT_CPU): a backstop behind the wall-clock limits
+    scale           1     multiplies every wall-clock limit above ($CAPTIONKIT_TIME_SCALE): 1 on a grading machine,
+                          more where many grading runs share few cores (the kit's own tests set 4)
+    budget_factor   3     a training check's budget: budget_factor x the reference's time, measured in the same
+    budget_allowance 15 s grading run, plus budget_allowance (autograder.grader.context.GradingContext.budget)
+
+A limit becomes a Deadline (an instant of time.monotonic() and the words that say which limit it was) where it
+starts: the engine makes the part's when the part starts, the runner the check's when the check starts, and a call
+its own. Each is passed down with what it bounds (the worker holds its part's; every call gets the check's), and a
+call waits for the earliest of them; the message of the one reached is what the student reads.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TimeLimits:
+    """The time limits of grading in seconds (the table above); `seconds(limit)` scales a wall-clock one."""
+    part: float = 300.0
+    check: float = 30.0
+    call: float = 20.0
+    startup: float = 60.0
+    submission: float = 3600.0
+    cpu: int = 900
+    scale: float = 1.0
+    budget_factor: float = 3.0
+    budget_allowance: float = 15.0
+
+    def __post_init__(self):
+        for name in ("part", "check", "call", "startup", "submission", "cpu", "scale", "budget_factor"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"time limits: {name} must be a positive number of seconds, got {getattr(self, name)!r}")
+
+    @classmethod
+    def from_environment(cls, environ=os.environ) -> TimeLimits:
+        """The defaults, overridden by $CAPTIONKIT_TIME_SCALE and $CAPTIONKIT_SUBMISSION_TIME_LIMIT where set."""
+        overrides = {}
+        for variable, name in (("CAPTIONKIT_TIME_SCALE", "scale"), ("CAPTIONKIT_SUBMISSION_TIME_LIMIT", "submission")):
+            if environ.get(variable, "").strip():
+                try:
+                    overrides[name] = float(environ[variable])
+                except ValueError:
+                    raise ValueError(f"${variable}: expected a number of seconds{' (a factor)' if name == 'scale' else ''}"
+                                     f", got {environ[variable]!r}") from None
+        return cls(**overrides)
+
+    def seconds(self, limit: float) -> float:
+        """Wall-clock seconds a limit of `limit` seconds allows on this machine (x scale)."""
+        return limit * self.scale
+
+
+# The limits every grade and check reads, at the time it reads them (tests replace this object).
+LIMITS = TimeLimits.from_environment()
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """The instant (time.monotonic()) by which something must end, and what a student reads when it is reached."""
+    at: float
+    reached: str    # "the part's time limit was reached", "timed out after 20 s", ...
+
+    @classmethod
+    def after(cls, seconds: float, reached: str) -> Deadline:
+        return cls(time.monotonic() + seconds, reached)
+
+    def left(self) -> float:
+        """Seconds until the deadline (0 or less once it has passed)."""
+        return self.at - time.monotonic()
+
+    @property
+    def passed(self) -> bool:
+        return self.left() <= 0
+
+
+def part_deadline(ends_by: float | None = None) -> Deadline:
+    """The deadline of a part starting now: LIMITS.part from now, or `ends_by` (a time.monotonic() instant: the end
+    of the submission's time) where that comes first."""
+    at = time.monotonic() + LIMITS.seconds(LIMITS.part)
+    return Deadline(at if ends_by is None else min(at, ends_by), "the part's time limit was reached")
+
+
+def earliest(*deadlines: Deadline | None) -> Deadline | None:
+    """The first of `deadlines` to come (None ones ignored; None if all are)."""
+    given = [d for d in deadlines if d is not None]
+    return min(given, key=lambda d: d.at) if given else None
