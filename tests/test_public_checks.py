@@ -160,6 +160,19 @@ def test_the_public_checker_prints_what_the_kits_check_prints(capsys):
 
 # -- golden data is no answer key --------------------------------------------------------------------------------
 
+def test_the_graders_cases_follow_the_test_secret_not_the_training_seed():
+    """Student code is given the training data, and the small seed behind it can be searched for: the grader's
+    cases must not follow from it."""
+    from types import SimpleNamespace
+
+    from autograder.grader.engine import grader_round
+
+    chk = SimpleNamespace(part="attention", name="forward_matches_the_reference_with_the_same_weights")
+    first = grader_round(SimpleNamespace(seed=1, test_secret=5), chk).seed
+    assert grader_round(SimpleNamespace(seed=2, test_secret=5), chk).seed == first
+    assert grader_round(SimpleNamespace(seed=1, test_secret=6), chk).seed != first
+
+
 LOOKUP = '''
 
 import torch as _torch

@@ -147,10 +147,12 @@ def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
 
 
 def grader_round(ctx: GradingContext, chk: Check) -> Round:
-    """The grader's round of a public check: cases drawn from a seed derived from the hidden seed and the check
-    (so each check draws its own, and a student who sees one course's cases learns nothing of the next's), and the
-    reference modules for expected values no public oracle gives."""
-    digest = hashlib.sha256(f"{ctx.seed}:{chk.part}.{chk.name}".encode()).digest()
+    """The grader's round of a public check: cases drawn from a seed derived from the hidden test secret and the
+    check (so each check draws its own, and a student who sees one course's cases learns nothing of the next's), and
+    the reference modules for expected values no public oracle gives. The test secret, not the training seed: the
+    training data is given to student code, and the small seed behind it can be found by search (docs/security.md);
+    whoever knew the round's seed could compute its answers with the public oracles and store them."""
+    digest = hashlib.sha256(f"{ctx.test_secret:x}:{chk.part}.{chk.name}".encode()).digest()
     return Round(seed=int.from_bytes(digest[:4], "big"), reference=_reference_module)
 
 

@@ -64,7 +64,7 @@ class Round:
     The public round (seed None): the check's own cases, fixed or derandomised, the same on every machine; what a
     student's `check` runs, with expected values from public oracles, closed forms or the golden data
     (autograder/public/golden). The grader's round (grader only, for public checks): cases drawn from `seed`,
-    derived from the hidden seed, which students cannot know, so a module that returns stored answers for the
+    derived from the hidden test secret, which students cannot know, so a module that returns stored answers for the
     public cases fails it; expected values from the oracle or, where only the reference knows them, from
     `reference(part)`, the grader's reference module of a part."""
     seed: int | None = None
