@@ -2,6 +2,7 @@
 golden data is what the reference gives now and fails with one line when it is missing, corrupted or stale, the
 public checker prints what the kit's `check` prints, and a module that returns the golden answers for the golden
 inputs passes the public checks but loses those points in the grader, which also runs them on its own cases."""
+import base64
 import math
 import shutil
 from pathlib import Path
@@ -175,9 +176,13 @@ def test_the_graders_cases_follow_the_test_secret_not_the_training_seed():
 
 LOOKUP = '''
 
+import base64 as _base64
+import io as _io
+
 import torch as _torch
 
-_GOLDEN = _torch.load({path!r}, weights_only=True)["cases"]["captioner"]
+# The golden file, pasted in whole: a submission is one file.
+_GOLDEN = _torch.load(_io.BytesIO(_base64.b64decode({data!r})), weights_only=True)["cases"]["captioner"]
 
 
 def _lookup_forward(self, features, captions):
@@ -202,9 +207,9 @@ def test_a_lookup_table_of_the_golden_data_passes_check_and_loses_the_points_in_
     which also runs every public check on cases drawn from its hidden seed, does not."""
     folder = tmp_path / "lookup"
     folder.mkdir()
-    path = ROOT / "autograder" / "public" / "golden" / "attention.pt"
+    golden_file = (ROOT / "autograder" / "public" / "golden" / "attention.pt").read_bytes()
     (folder / "attention.py").write_text((ROOT / "solutions" / "attention.py").read_text()
-                                        + LOOKUP.format(path=str(path)))
+                                        + LOOKUP.format(data=base64.b64encode(golden_file).decode()))
     forward = "forward_matches_the_reference_with_the_same_weights"
 
     public = {r.name: r for r in checker.check(folder, parts=("attention",)).results}
