@@ -1,10 +1,12 @@
 """How a worker is isolated on this machine, decided once per grading run.
 
-As root (Gradescope, CI) the worker runs as the dedicated unprivileged user `captionkit-sandbox`, in a
-network namespace with only a loopback interface when the kernel allows it. Without root (a student's
-laptop, a TA's account) it runs as the same user in a separate process with resource limits, which the
-command line reports in one line. Either way the worker gets a fresh session, a scrubbed environment and
-resource limits (set by the worker on itself before it imports student code, see autograder/worker/main.py).
+As root (Gradescope, CI) the worker runs as the dedicated unprivileged user `captionkit-sandbox`, in network, IPC,
+mount and PID namespaces of its own when the kernel allows it (root with CAP_SYS_ADMIN: its /proc then lists only
+its own processes, under autograder/worker/init.py). Without root (a student's laptop, a TA's account) it runs as
+the same user in a separate process with resource limits, in a user namespace with the same four where the kernel
+allows one; the command line reports which in one line. Either way the worker gets a fresh session, a scrubbed
+environment and resource limits (set by the worker on itself before it imports student code, see
+autograder/worker/main.py).
 
 After every part, `sweep` kills every process of the sandbox user (a `setsid` daemon escapes the
 process-group kill) and deletes the files it left in the shared temporary folders.
@@ -51,6 +53,7 @@ class Isolation:
     prefix: tuple[str, ...] = field(default=())   # put before the worker's command line
     note: str = ""                  # one line for the person running the grader
     private_tmp: bool = False       # /dev/shm and /var/tmp are small private tmpfs mounts in the worker's namespace
+    pid_namespace: bool = False     # the worker runs in a PID namespace of its own, under autograder/worker/init.py
 
     def owns(self, path: Path) -> None:
         """Give `path` to the sandbox user (a no-op without one)."""
@@ -139,18 +142,31 @@ def detect() -> Isolation:
     return _detect(os.getpid())
 
 
+# A PID namespace of the worker's own, with /proc mounted for it (so /proc lists its processes only). `--fork`: the
+# namespace's first process is a child of unshare; `--kill-child`: it dies with unshare.
+PID_NAMESPACE = ["--pid", "--fork", "--kill-child", "--mount-proc"]
+# What a worker must be able to do in a candidate isolation: start this Python and import torch.
+PROBE = [sys.executable, "-I", "-c", "import torch"]
+
+
+def _namespaces() -> tuple[list[str], bool]:
+    """The `unshare` prefix of the strongest namespaces this grader may make for a worker (as root), and whether they
+    include a PID namespace. Each is tried by actually starting a program that way."""
+    private = ["unshare", "--net", "--ipc", "--mount"]
+    private_tmp = ["--", "sh", "-c", PRIVATE_TMP, "sh"]
+    if shutil.which("unshare"):
+        for prefix, pids in ((private + PID_NAMESPACE + private_tmp, True), (private + private_tmp, False),
+                             (["unshare", "--net", "--ipc", "--"], False)):
+            if _run_quietly(prefix + ["true"]):
+                return prefix, pids
+    return [], False
+
+
 @functools.lru_cache(maxsize=4)
 def _detect(pid: int) -> Isolation:
     """detect(), checked by actually starting Python that way."""
-    probe = [sys.executable, "-I", "-c", "import torch"]
-    private = ["unshare", "--net", "--ipc", "--mount", "--", "sh", "-c", PRIVATE_TMP, "sh"]
-    if shutil.which("unshare") and _run_quietly(private + ["true"]):
-        net = private
-    elif shutil.which("unshare") and _run_quietly(["unshare", "--net", "--ipc", "--", "true"]):
-        net = ["unshare", "--net", "--ipc", "--"]
-    else:
-        net = []
     if os.geteuid() == 0:
+        net, pids = _namespaces()
         user = _claim_user()
         if user is None:
             return Isolation("process", note="isolation: separate process with limits (no free sandbox user "
@@ -159,19 +175,31 @@ def _detect(pid: int) -> Isolation:
         # The worker keeps no capability (none now, none through a setuid or file-capability program later).
         switch = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", "--no-new-privs",
                   "--inh-caps=-all", "--bounding-set=-all", "--"]
-        if shutil.which("setpriv") and _run_quietly(net + switch + probe):
+        if shutil.which("setpriv") and _run_quietly(net + switch + PROBE):
             protect_hidden()
             become_subreaper()
             where = "no network (namespace)" if net else "no namespaces (no CAP_SYS_ADMIN): sockets refused by seccomp"
-            return Isolation("user", user.pw_uid, user.pw_gid, bool(net), tuple(net + switch), private_tmp=net == private, note=
-                             f"isolation: worker runs as {user.pw_name}, no capabilities, {where}; {_capabilities()}")
-        return Isolation("process", network_namespace=bool(net), prefix=tuple(net),
+            where += ", own PID namespace" if pids else ", other processes listed but out of reach (no PID namespace)"
+            return Isolation("user", user.pw_uid, user.pw_gid, bool(net), tuple(net + switch),
+                             private_tmp=PRIVATE_TMP in net, pid_namespace=pids,
+                             note=f"isolation: worker runs as {user.pw_name}, no capabilities, {where}; "
+                                  f"{_capabilities()}")
+        return Isolation("process", network_namespace=bool(net), prefix=tuple(net), pid_namespace=pids,
                          note=f"isolation: separate process with limits ({SANDBOX_USER} cannot run this Python: make "
                               "the interpreter and its packages readable by other users)")
-    user_net = ["unshare", "--user", "--map-root-user", "--net", "--"]
-    if shutil.which("unshare") and _run_quietly(user_net + probe):
-        return Isolation("process", network_namespace=True, prefix=tuple(user_net),
-                         note="isolation: separate process with limits, no network (not root: no user switch)")
+    return unprivileged()
+
+
+def unprivileged() -> Isolation:
+    """The isolation of a grader run without root (a laptop): a separate process with limits, in a user namespace
+    with its own network, IPC, mount and PID namespaces where the kernel lets an unprivileged user make one (else
+    with its own network only, else none). Checked by actually starting Python that way."""
+    user_net = ["unshare", "--user", "--map-root-user", "--net"]
+    for prefix, pids in ((user_net + ["--ipc", "--mount", *PID_NAMESPACE, "--"], True), (user_net + ["--"], False)):
+        if shutil.which("unshare") and _run_quietly(prefix + PROBE):
+            return Isolation("process", network_namespace=True, prefix=tuple(prefix), pid_namespace=pids,
+                             note="isolation: separate process with limits, no network"
+                                  f"{', own PID namespace' if pids else ''} (not root: no user switch)")
     return Isolation("process", note="isolation: separate process with limits (not root: no user switch)")
 
 

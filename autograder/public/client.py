@@ -70,6 +70,7 @@ class Isolation(Protocol):
     uid: int | None              # the sandbox user, whose processes are the worker's (None: no dedicated user)
     gid: int | None              # the sandbox user's group, the only one that may read the staged module
     prefix: tuple[str, ...]      # put before the worker's command line (namespaces, the user switch)
+    pid_namespace: bool          # the prefix makes a PID namespace: the worker runs under worker/init.py
     note: str                    # one line for the person running the checks
 
     def owns(self, path: Path) -> None:
@@ -85,6 +86,7 @@ class SeparateProcess:
     uid: None = None
     gid: None = None
     prefix: tuple[str, ...] = ()
+    pid_namespace: bool = False
     note: str = "isolation: separate process with limits"
 
     def owns(self, path: Path) -> None:
@@ -172,7 +174,10 @@ class Worker:
         self.stdout = open(self.scratch / "output.txt", "ab")
         os.chmod(self.scratch / "output.txt", 0o600)
         lim = self.limits
-        cmd = [*self.isolation.prefix, sys.executable, "-I", "-B", "--check-hash-based-pycs", "always",
+        # In a PID namespace of its own the worker is not its first process, which would ignore its own crashes.
+        python = [sys.executable, "-I", "-S", "-B", str(self.runtime / "autograder" / "worker" / "init.py"), "--"] \
+            if self.isolation.pid_namespace else [sys.executable]
+        cmd = [*self.isolation.prefix, *python, "-I", "-B", "--check-hash-based-pycs", "always",
                "-X", "faulthandler", str(self.runtime / "autograder" / "worker" / "main.py"),
                "--module", self.module,
                "--requests", str(req_r), "--replies", str(rep_w), "--memory", str(lim.memory_bytes),
@@ -288,7 +293,7 @@ class Worker:
             raise WorkerDied(self.dead_reason)
         except (protocol.ChannelClosed, BrokenPipeError):
             code = self.proc.wait(timeout=10)
-            self.kill(_describe_exit(code))
+            self.kill(describe_exit(code, self.isolation.pid_namespace))
             raise WorkerDied(self.dead_reason)
         except Exception as exc:  # noqa: BLE001 (an unreadable or oversized reply)
             self.kill(f"sent an unreadable reply ({type(exc).__name__})")
@@ -445,9 +450,14 @@ def progress_of(message) -> tuple[int, int, float] | None:
     return (epoch, epochs, loss) if 1 <= epoch <= epochs <= MAX_EPOCHS else None
 
 
-def _describe_exit(code: int | None) -> str:
+def describe_exit(code: int | None, under_init: bool = False) -> str:
+    """Why the worker ended, from the exit code of the process the grader started. `under_init`: that process is the
+    worker's PID namespace (autograder/worker/init.py), which ends with the worker's exit status, or 128 + the
+    signal that killed it, as a shell does (a worker that exits with such a status itself is reported the same)."""
     if code is None:
         return "the worker stopped answering"
+    if under_init and 128 < code < 128 + signal.NSIG:
+        code = 128 - code
     if code < 0:
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
         return f"the worker was killed by {name}" + (" (likely out of memory)" if name == "SIGKILL" else "")

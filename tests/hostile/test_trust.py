@@ -13,6 +13,8 @@ import importlib
 import json
 import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -20,7 +22,9 @@ import pytest
 import torch
 
 from autograder.grader import batch
-from autograder.grader.context import GradingContext, hidden_seed
+from autograder.grader.context import GradingContext, hidden_seed, hidden_test_secret
+from autograder.grader.isolation import detect, unprivileged
+from autograder.public.client import describe_exit
 from shared.scenes import make_scenes
 from tests.hostile import harness
 from tests.hostile.harness import ROOT, assert_contained, build, run_grade
@@ -248,3 +252,68 @@ def test_A35_the_worker_s_processes_together_are_held_to_a_memory_limit(tmp_path
     assert first.output.startswith("the worker's processes used ") and "the limit is 0.7 GiB" in first.output, \
         first.output
     assert first.seconds < 20, f"killed after {first.seconds:.1f} s"
+
+
+# -- A36: the machine's other processes ------------------------------------------------------------------------
+
+def a36_probe() -> tuple[harness.Graded, dict]:
+    """One grade of the A36 probe, and what it found about every other process /proc lists (written to a drop
+    folder: too long for a check's feedback)."""
+    with public_tmp("captionkit-hostile-A36-") as tmp:
+        drop = harness.drop_dir(tmp)
+        graded = run_grade(build("A36_other_processes", tmp / "sub", DROP=drop), ("bleu",))
+        return graded, json.loads((drop / "processes.json").read_text())
+
+
+def test_A36_other_processes_are_invisible_to_the_worker_or_out_of_its_reach():
+    """Root with CAP_SYS_ADMIN: the worker's /proc lists its own init and itself only. Root with Docker's default
+    capabilities (no PID namespace): it lists every process, but finds no secret in a command line, reads nothing
+    private of a process of another user, and signals none (docs/security.md, A36 and Modes)."""
+    isolation = detect()
+    if isolation.mode != "user" and not isolation.pid_namespace:
+        pytest.skip(f"the worker runs as the grader's own user with no PID namespace ({isolation.note}): it reaches "
+                    "what that user reaches (docs/security.md, Modes)")
+    graded, found = a36_probe()
+    assert_contained(graded, within=BOUND)
+    if isolation.pid_namespace:
+        assert found["ppid"] == 1, found["ppid"]
+        listed = {pid: other["cmdline"][:200] for pid, other in found["others"].items()}
+        assert set(listed) == {"1"}, f"the worker sees processes beside its own init: {listed}"
+    secrets = (str(hidden_seed()), f"{hidden_test_secret():032x}")
+    for pid, other in found["others"].items():
+        what = f"process {pid} ({other['cmdline'][:200]!r})"
+        assert not any(secret in other["cmdline"] for secret in secrets), f"a hidden secret in the cmdline of {what}"
+        if other["empty"]:
+            continue   # a kernel thread or an ended process: its maps open, but no program's memory is behind them
+        reached = {name: outcome for name, outcome in other["reach"].items() if outcome in ("read", "allowed")}
+        if other["uid"] == found["uid"]:
+            # Only the worker's own init may be of its user: it ignores signals from inside its namespace, and is
+            # not dumpable, so its private files are root's.
+            assert isolation.pid_namespace and pid == "1", f"another process of the sandbox user: {what}"
+            reached.pop("signal", None)
+        assert not reached, f"the worker reached {reached} of {what}"
+
+
+# Run by a worker's interpreter: its own PID, its parent's, then every PID its /proc lists.
+LIST_PROCESSES = ("import os; print(os.getpid(), os.getppid(), "
+                  "*sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))")
+
+
+def test_A36_without_root_other_processes_are_invisible_where_the_kernel_allows_user_namespaces():
+    # A user namespace needs no capability, so this test's own user makes it as a laptop's would (as root, the
+    # interpreter may lie in a folder other users cannot search); a kernel may still refuse them to users other
+    # than root (a sysctl or an AppArmor policy): then the mode has no PID namespace, and says so in its note.
+    isolation = unprivileged()
+    if not isolation.pid_namespace:
+        pytest.skip(f"this kernel lets this user make no user namespace ({isolation.note}): a grader without root "
+                    "runs its worker as its own user, which sees and reaches its processes (docs/security.md, Modes)")
+    init = [sys.executable, "-I", "-S", "-B", str(ROOT / "autograder" / "worker" / "init.py"), "--", "-I", "-S", "-c"]
+
+    listed = subprocess.run([*isolation.prefix, *init, LIST_PROCESSES], capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    pid, parent, *pids = map(int, listed.stdout.split())
+    assert (parent, pids) == (1, [1, pid]), f"the worker (PID {pid}, parent {parent}) sees PIDs {pids}"
+
+    # The worker is not the namespace's first process, which would ignore its own abort().
+    aborted = subprocess.run([*isolation.prefix, *init, "import os; os.abort()"], capture_output=True, timeout=60)
+    assert describe_exit(aborted.returncode, under_init=True) == "the worker was killed by SIGABRT", aborted
