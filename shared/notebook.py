@@ -9,17 +9,14 @@ cell never defined shows one line too, saying so. Every other error keeps its fu
 from __future__ import annotations
 
 import os
-import re
 import sys
 from pathlib import Path
 
 import torch
 
-from shared.parts import BY_MODULE, MODULES
+from shared.parts import BY_MODULE, MODULES, TODO_MESSAGE
 from shared.training import seed_everything
 
-# The message every generated stub raises (instructor/stubs.py).
-TODO_MESSAGE = re.compile(r"Part (?P<number>\d+) \((?P<module>\w+)\): (?P<function>[\w.]+) is not implemented yet")
 
 # The notebooks' data budget: enough scenes for every demo to show its effect, few enough to train in
 # seconds. The encoder is pretrained once on the training scenes and cached (shared.encoder.load_data).

@@ -1,6 +1,7 @@
 """The seven parts of the assignment: module name, number and title, in order."""
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 
@@ -21,3 +22,6 @@ PARTS = (
 )
 MODULES = tuple(p.module for p in PARTS)
 BY_MODULE = {p.module: p for p in PARTS}
+
+# The message every generated stub raises (instructor/stubs.py): an unwritten TODO, which every output shows as one line.
+TODO_MESSAGE = re.compile(r"Part (?P<number>\d+) \((?P<module>\w+)\): (?P<function>[\w.]+) is not implemented yet")

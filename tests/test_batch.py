@@ -46,6 +46,8 @@ def graded(tmp_path_factory):
     zip_with(root / "mallory.zip", {"../../escape.py": b"x = 1"})
     zip_with(root / "trudy.zip", {"bleu.py": b""}, links={"decoding.py": "/etc/passwd"})
     (root / "carol.zip").write_bytes(b"this is not a zip")
+    (root / "erin").mkdir()                                     # an empty submission
+    (root / "erin" / "notes.txt").write_text("nothing to grade")
     out = tmp_path_factory.mktemp("out")
     rows = batch.run(root, out, jobs=2)
     return root, out, {r["id"]: r for r in rows}
@@ -53,7 +55,7 @@ def graded(tmp_path_factory):
 
 def test_every_submission_gets_a_row_and_results(graded):
     root, out, rows = graded
-    assert set(rows) == {"alice", "=HYPERLINK(1)", "bob", "mallory", "trudy", "carol"}
+    assert set(rows) == {"alice", "=HYPERLINK(1)", "bob", "mallory", "trudy", "carol", "erin"}
     assert rows["alice"]["bleu"] == rows["bob"]["bleu"] == 15 and rows["alice"]["total"] == 15, \
         [t["output"] for t in json.loads((out / "alice" / "results.json").read_text())["tests"] if t["score"] < t["max_score"]
          and "bleu" in t["tags"]]
@@ -75,7 +77,7 @@ def test_the_csv_cannot_run_formulas(graded):
     _, out, _ = graded
     with open(out / "grades.csv", newline="") as f:
         table = list(csv.reader(f))
-    assert table[0][:3] == ["id", "name", "show_and_tell"]
+    assert table[0][:4] == ["id", "name", "submitted", "show_and_tell"]
     ids = [row[0] for row in table[1:]]
     assert "'=HYPERLINK(1)" in ids
     assert not any(cell.startswith(("=", "+", "-", "@")) for row in table for cell in row)
@@ -119,19 +121,21 @@ def test_the_summary_shows_distributions_the_most_failed_checks_and_every_submis
     ids = [html.unescape(i) for i in re.findall(r'<tr class="submission" data-id="([^"]*)"', text)]
     assert sorted(ids) == sorted(rows)
     assert "unsafe path" in text and "not a valid zip" in text
-    graded_ids = [i for i, r in rows.items() if r["status"] == "graded"]
+    graded_ids = [i for i, r in rows.items() if batch.was_graded(r)]
     failed = re.findall(r'<tr data-check-number="[^"]*"><td class="num">[^<]*</td><td>([^<]*)</td>'
                         r'<td class="num">(\d+)</td><td class="num">(\d+)%</td>', text)
-    assert failed and len(failed) <= 15
-    # Only bleu.py was submitted: every check of the other parts failed for everyone, first in the table.
-    assert all(int(n) == len(graded_ids) and p == "100" for _, n, p in failed)
-    assert all("(bleu)" not in name for name, _, _ in failed)
-    # Part 3: the stub fails every check, the two references none.
+    # Only bleu.py was submitted: the other parts count as modules not submitted, not as failed checks; of Part 3's
+    # checks, the stub fails every one, the two references none (the empty submission holds no bleu.py).
+    assert failed and all("(bleu)" in name for name, _, _ in failed), failed
+    assert len(failed) == len(rubric_mod.load()["bleu"]) and {(n, p) for _, n, p in failed} == {("1", "33")}
+    missing = dict(re.findall(r'<tr data-module="(\w+)"><td>\w+\.py</td><td class="num">(\d+)</td>', text))
+    assert missing == {**{m: str(len(graded_ids)) for m in MODULES if m != "bleu"}, "bleu": "1"}, missing
     from autograder.grader.report.summary import failed_checks
     documents = [json.loads((out / i / "results.json").read_text()) for i in graded_ids]
     bleu = [(e["failed"], e["graded"]) for e in failed_checks(documents) if "(bleu)" in e["name"]]
-    assert len(bleu) == len(rubric_mod.load()["bleu"]) and set(bleu) == {(1, len(graded_ids))}
+    assert len(bleu) == len(rubric_mod.load()["bleu"]) and set(bleu) == {(1, 3)}
     assert len(structure(text).sources) == 1 and "report.html" not in text    # a histogram; no reports asked for
+    assert '<a class="staff" href="alice/staff.txt">staff view</a>' in text
     rendered = browser.render(out / "summary.html", tmp_path)
     assert rendered.get("data-rendered") == "ok" and rendered.get("data-images") == "1", rendered
 
@@ -181,6 +185,8 @@ def test_part_regrades_one_part_and_merges_it_into_the_results(graded, tmp_path)
         d.pop("execution_time")
         d["output"] = re.sub(r"captionkit-sandbox(-\d+)?", "captionkit-sandbox", d["output"])
     assert document == full
+    staff = (merged / "alice" / "staff.txt").read_text()    # the staff view merged too: Part 3 passes now
+    assert "merged into the earlier grade" in staff and " bleu." not in staff and "\n2.1 decoding." in staff
 
 
 def test_part_keeps_the_other_parts_and_grades_new_submissions_in_full(tmp_path):
@@ -265,3 +271,52 @@ def test_batch_runs_without_dask_and_says_what_scheduler_needs(tmp_path):
     assert local.returncode == 0 and "graded 1 of 1" in local.stdout, local.stdout + local.stderr
     cluster = subprocess.run(command + ["--scheduler", "tcp://127.0.0.1:1"], capture_output=True, text=True, cwd=ROOT)
     assert cluster.returncode == 2 and 'pip install -e ".[cluster]"' in cluster.stderr, cluster.stderr
+
+
+def test_statuses_say_what_was_submitted_and_names_come_from_the_folder(graded):
+    """An empty submission and a partial one are not "graded" like a real zero: the status and the `submitted`
+    column say what was there; a plain folder's name is the folder's."""
+    _, out, rows = graded
+    assert rows["erin"]["status"] == "empty submission" and rows["erin"]["submitted"] == 0
+    others = ", ".join(m for m in MODULES if m != "bleu")
+    assert rows["alice"]["status"] == f"missing: {others}" and rows["alice"]["submitted"] == 1
+    assert rows["alice"]["name"] == "alice" and rows["bob"]["name"] == "bob"
+    with open(out / "grades.csv", newline="") as f:
+        table = {row["id"]: row for row in csv.DictReader(f)}
+    assert (table["erin"]["status"], table["erin"]["submitted"]) == ("empty submission", "0")
+    assert table["alice"]["status"] == f"missing: {others}"
+    with open(out / "grades-maxima.csv", newline="") as f:
+        [maxima] = list(csv.DictReader(f))
+    points = {part: sum(e.points for e in entries.values()) for part, entries in rubric_mod.load().items()}
+    assert maxima["id"] == "maximum" and float(maxima["bleu"]) == points["bleu"] == 15
+    assert float(maxima["total"]) == sum(points.values()) and maxima["submitted"] == str(len(MODULES))
+
+
+def test_the_histograms_span_each_maximum_even_when_everyone_scored_zero(tmp_path, monkeypatch):
+    import matplotlib.axes
+
+    spans = []
+    real_hist = matplotlib.axes.Axes.hist
+
+    def hist(self, values, *args, **kwargs):
+        spans.append((kwargs.get("range"), kwargs.get("edgecolor")))
+        return real_hist(self, values, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.axes.Axes, "hist", hist)
+    rows = [{"id": "a", "status": "empty submission", "total": 0.0, **{m: 0.0 for m in MODULES}}]
+    batch.write_histograms(rows, tmp_path / "h.png")
+    top = batch.maxima()
+    assert [r for r, _ in spans] == [(0, top[m]) for m in [*MODULES, "total"]]
+    assert all(edge is not None for _, edge in spans)
+
+
+def test_each_submission_has_a_staff_view_for_the_staff_alone(graded):
+    """DIR/<id>/staff.txt: every failed check with what the student saw and the staff's detail, owner-only."""
+    _, out, rows = graded
+    staff = out / "=HYPERLINK(1)" / "staff.txt"
+    assert stat.S_IMODE(staff.stat().st_mode) == 0o600
+    text = staff.read_text()
+    assert text.startswith("Staff view of =HYPERLINK(1): 0 / 116") and "Never give this file to a student" in text
+    assert "3.1 bleu.ngram_counts_is_the_counter_of_ngrams (public, 0 of 1)" in text
+    assert re.search(r"3\.\d+ bleu\.\w+ \(hidden, 0 of \d+\)", text), text[:3000]
+    assert 'File "bleu.py", line' in text                      # the traceback in the student's file

@@ -1,7 +1,8 @@
 """`python -m autograder batch SUBMISSIONS --out DIR [--jobs N | --scheduler ADDRESS] [--part P ...] [--force]
 [--reports]`: grade a whole class.
 
-Writes DIR/<id>/results.json for every submission (Gradescope's format), DIR/grades.csv (one row per
+Writes DIR/<id>/results.json for every submission (Gradescope's format), DIR/<id>/staff.txt (the staff view:
+each failed check's case and traceback, autograder/grader/staff.py), DIR/grades.csv (one row per
 submission, one column per part), DIR/histograms.png (the score distribution of every part) and
 DIR/summary.html (distributions, the checks failed most often, every submission; autograder/grader/report/summary.py).
 With --reports, also DIR/<id>/report.html, the feedback report of each submission (autograder/grader/report/html.py).
@@ -150,7 +151,7 @@ def owner_only(path: Path) -> Path:
 
 def grade_job(job: Job, progress=None) -> dict:
     """Grade one submission (the task every kind of worker runs): {"results": the results.json document,
-    "report": the feedback report's HTML or None}. Raises KitMismatch on a worker whose kit differs.
+    "report": the feedback report's HTML or None, "staff": the staff view (autograder/grader/staff.py)}. Raises KitMismatch on a worker whose kit differs.
     progress: where the grade is (autograder/public/progress.py), for --jobs 1 on this machine."""
     global _KIT
     from autograder.grader.engine import grade
@@ -164,33 +165,74 @@ def grade_job(job: Job, progress=None) -> dict:
         with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:   # mode 0700: root's alone
             graded = grade(materialise(job.files, Path(tmp) / "submission"), parts=job.parts, progress=progress,
                            time_limit=limits.LIMITS.submission)
+    from autograder.grader.staff import staff_text
+
     report = None
     if job.report:
         from autograder.grader.report.html import render_report
         report = render_report(graded, submission=job.name or job.id)
-    return {"results": gradescope_results(graded), "report": report}
+    return {"results": gradescope_results(graded), "report": report, "staff": staff_text(graded, job.name or job.id)}
 
 
 # -- the class, on the coordinator ----------------------------------------------------------------------------
 
 def row_from_results(submission: Submission, results: Path) -> dict:
     """A grades.csv row read back from a results.json (so resumed runs and fresh ones agree)."""
+    from autograder.grader.results import graded_parts, missing_parts
+
     document = json.loads(results.read_text())
     row = {"id": submission.id, "name": submission.name, "total": document.get("score", 0.0)}
     for part in PARTS:
         tests = [t for t in document.get("tests", []) if part.module in t.get("tags", [])]
         row[part.module] = sum(t["score"] for t in tests) if tests else 0.0
-    row["status"] = "graded" if document.get("tests") else document.get("output", "not graded")
+    missing, graded = missing_parts(document), graded_parts(document)
+    row["submitted"] = len(graded) - len(missing)
+    row["status"] = status(document, missing, graded)
     return row
 
 
+def status(document: dict, missing: list[str], graded: list[str]) -> str:
+    """A row's status: "graded", "missing: decoding, bleu" (some modules not submitted), "empty submission" (none),
+    or why the submission could not be graded."""
+    if not document.get("tests"):
+        return document.get("output", "not graded")
+    if missing and len(missing) == len(graded):
+        return EMPTY
+    return f"missing: {', '.join(missing)}" if missing else GRADED
+
+
+GRADED, EMPTY = "graded", "empty submission"
+
+
+def was_graded(row: dict) -> bool:
+    """The row's submission was read and graded (all of it, or the modules it has, or none when it was empty)."""
+    return row.get("status") in (GRADED, EMPTY) or str(row.get("status", "")).startswith("missing: ")
+
+
+COLUMNS = ["id", "name", "submitted", *[p.module for p in PARTS], "total", "status"]
+
+
+def maxima() -> dict[str, float]:
+    """Each part's points and the total, from the rubric."""
+    from autograder.grader import rubric
+
+    points = {part: sum(e.points for e in entries.values()) for part, entries in rubric.load().items()}
+    return {**points, "total": sum(points.values()), "submitted": float(len(PARTS))}
+
+
 def write_csv(rows: list[dict], path: Path) -> None:
-    columns = ["id", "name", *[p.module for p in PARTS], "total", "status"]
+    """grades.csv: one row per submission; beside it, grades-maxima.csv: the same header and one row of maxima
+    (the points of each part and of the total, the number of modules), so grades.csv stays one row per student."""
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(columns)
+        writer.writerow(COLUMNS)
         for row in rows:
-            writer.writerow([safe_cell(row.get(c, "")) for c in columns])
+            writer.writerow([safe_cell(row.get(c, "")) for c in COLUMNS])
+    top = maxima()
+    with open(Path(path).with_name("grades-maxima.csv"), "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(COLUMNS)
+        writer.writerow([safe_cell(top[c]) if c in top else ("maximum" if c == "id" else "") for c in COLUMNS])
 
 
 def write_histograms(rows: list[dict], path: Path) -> None:
@@ -199,11 +241,15 @@ def write_histograms(rows: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    top = maxima()
     fig, axes = plt.subplots(2, 4, figsize=(13, 5.5))
     for ax, column in zip(axes.flat, [p.module for p in PARTS] + ["total"]):
-        values = [float(r.get(column, 0.0)) for r in rows]
-        ax.hist(values, bins=min(20, max(5, len(set(values)))), color="#2980b9")
-        ax.set_title(column, fontsize=9)
+        values = [float(r.get(column, 0.0)) for r in rows if was_graded(r)]
+        # On [0, the column's maximum] whatever the scores (all zero included), bars outlined so neighbours show.
+        ax.hist(values, bins=min(20, max(5, int(top[column]))), range=(0, top[column]), color="#2980b9",
+                edgecolor="white", linewidth=0.8)
+        ax.set_xlim(0, top[column])
+        ax.set_title(f"{column} (of {top[column]:g})", fontsize=9)
         ax.set_xlabel("points")
     fig.suptitle(f"Score distribution per part ({len(rows)} submissions)")
     fig.tight_layout()
@@ -242,12 +288,16 @@ def _prepare(submission: Submission, parts: tuple[str, ...] | None, reports: boo
 def _store(out: Path, submission: Submission, outcome: dict, merge: tuple[str, ...] | None = None) -> None:
     """Write what grade_job returned into out/<id>/; with `merge`, into the results.json graded before."""
     from autograder.grader.results import merge_results, write_json_atomic
+    from autograder.grader.staff import STAFF_FILE, merged_text, write_staff
 
     folder = out / submission.id
     document = outcome["results"]
+    staff = outcome.get("staff")
     if merge:
         old = json.loads((folder / "results.json").read_text())
         document = merge_results(old, document, merge)
+        if staff is not None and (folder / STAFF_FILE).is_file():
+            staff = merged_text((folder / STAFF_FILE).read_text(encoding="utf-8"), staff, merge)
         # The report drew every part from one run; it no longer matches (`batch --reports` grades it afresh).
         (folder / "report.html").unlink(missing_ok=True)
     folder.mkdir(parents=True, exist_ok=True)
@@ -255,6 +305,8 @@ def _store(out: Path, submission: Submission, outcome: dict, merge: tuple[str, .
     if outcome.get("report") is not None:
         (folder / "report.html").write_text(outcome["report"], encoding="utf-8")
         owner_only(folder / "report.html")
+    if staff is not None:
+        write_staff(staff, folder / STAFF_FILE)
     write_json_atomic(document, folder / "results.json")   # mkstemp: 0600
 
 

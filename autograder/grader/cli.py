@@ -1,7 +1,9 @@
 """Command line of the grader: one handler per command.
 
-    python -m autograder grade SUBMISSION_DIR [--json PATH] [--report PATH.html] [--public-only] [--part MODULE ...]
-    python -m autograder check [DIR]     # the public checks on your working copy (default: assignments/)
+    python -m autograder grade SUBMISSION_DIR [--json PATH] [--report PATH.html] [--staff [PATH]] [--public-only]
+                               [--part MODULE ...]
+    python -m autograder check [DIR]     # the public checks on your working copy (default: assignments/);
+                                         # exit status 1 when a check fails
     python -m autograder demo [--json PATH] [--report PATH.html]   # grade the bundled, partly correct sample
     python -m autograder batch SUBMISSIONS --out DIR [--jobs N | --scheduler ADDRESS] [--part MODULE ...] [--force]
                                [--reports]   # a whole class, for TAs (docs/batch.md)
@@ -26,8 +28,14 @@ def grade(args) -> int:
     """Grade a submission folder: the table, and results.json and the feedback report where asked."""
     _existing_folder(args.submission)
     parts = tuple(args.part) if args.part else None
-    _show(_graded(args.submission, public_only=args.public_only, parts=parts, json_output=args.json is not None),
-          args.json, args.report, args.submission.resolve().name)
+    report = _graded(args.submission, public_only=args.public_only, parts=parts, json_output=args.json is not None)
+    name = args.submission.resolve().name
+    _show(report, args.json, args.report, name)
+    if args.staff:
+        from autograder.grader.staff import STAFF_FILE, staff_text, write_staff
+
+        path = args.staff if args.staff is not True else (args.json.parent if args.json else Path(".")) / STAFF_FILE
+        print(f"wrote {write_staff(staff_text(report, name), path)} (for the course staff only)")
     return 0
 
 
@@ -35,8 +43,9 @@ def check(args) -> int:
     """The public checks on a working copy of the assignment, on their own cases only (as a student's check runs
     them: the grader's round of cases drawn from the hidden seed is the grader's)."""
     _existing_folder(args.folder)
-    _show(_graded(args.folder, public_only=True, parts=tuple(args.part) if args.part else None, grader_cases=False))
-    return 0
+    report = _graded(args.folder, public_only=True, parts=tuple(args.part) if args.part else None, grader_cases=False)
+    _show(report)
+    return 0 if all(r.passed for r in report.results) else 1
 
 
 def demo(args) -> int:
@@ -63,8 +72,9 @@ def batch(args) -> int:
                                  parts=tuple(args.part) if args.part else None, scheduler=args.scheduler)
     except (IntakeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
-    print(f"graded {sum(r['status'] == 'graded' for r in rows)} of {len(rows)} submissions; "
-          f"wrote {args.out / 'grades.csv'}, {args.out / 'histograms.png'} and {args.out / 'summary.html'}"
+    print(f"graded {sum(batch_grading.was_graded(r) for r in rows)} of {len(rows)} submissions; "
+          f"wrote {args.out / 'grades.csv'} (maxima: grades-maxima.csv), {args.out / 'histograms.png'} and "
+          f"{args.out / 'summary.html'} (staff only: it links each submission's staff view)"
           + (f" and a report.html per submission in {args.out}" if args.reports else ""))
     return 0
 
@@ -131,6 +141,9 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("submission", type=Path)
     g.add_argument("--json", type=Path, help="write Gradescope's results.json here")
     g.add_argument("--report", type=Path, help="write the HTML feedback report here")
+    g.add_argument("--staff", type=Path, nargs="?", const=True, metavar="PATH", help="write the staff view (each "
+                   "failed check's case and the traceback in the student's file, hidden checks included) to PATH "
+                   "(default: staff.txt beside --json, else in this folder); never give it to students")
     g.add_argument("--public-only", action="store_true", help="run only the public checks")
     g.add_argument("--part", action="append", choices=MODULES, help="grade only this part (repeatable)")
     g.set_defaults(handler=grade)

@@ -100,6 +100,8 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
     report.results.sort(key=lambda r: (number[r.part], [int(x) for x in r.number.split(".")]))
     report.seconds = time.monotonic() - started
     report.artifacts = ctx.take_artifacts()
+    if public_only:   # what the totals are out of once the hidden and training checks are graded too
+        report.full_points = {p: sum(e.points for e in rubric.get(p, {}).values()) for p in graded}
     return report
 
 

@@ -14,6 +14,8 @@ the placeholder atomically; if Python itself dies, the placeholder says so.
 Visibility: public checks are "visible" at once; hidden checks are "after_due_date", and top-level
 output lists each part's total, so students see what the public checks earned right away and
 everything after the due date (Gradescope hides the total while any test is "hidden", so none is).
+The staff view (autograder/grader/staff.py: every failed check's case and traceback) is printed to
+run_autograder's stdout, which Gradescope shows to instructors only ("stdout_visibility": "hidden").
 """
 from __future__ import annotations
 
@@ -97,6 +99,7 @@ def _graded_in_child(root: Path) -> None:
     from autograder.grader.engine import grade
     from autograder.grader.intake import IntakeError, Submission, module_folder, unpack
     from autograder.grader.results import gradescope_results, write_json_atomic
+    from autograder.grader.staff import staff_text
 
     results = root / "results" / "results.json"
     submission = root / "submission"
@@ -116,6 +119,8 @@ def _graded_in_child(root: Path) -> None:
     document["execution_time"] = round(time.monotonic() - started, 2)
     write_json_atomic(document, results)
     print(f"graded: {report.score:g} / {report.max_score:g}")
+    # The staff view goes to run_autograder's stdout, which only instructors see ("stdout_visibility": "hidden").
+    print(staff_text(report, "this submission"))
     sys.stdout.flush()
 
 

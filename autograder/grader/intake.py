@@ -64,7 +64,7 @@ def discover(root: Path) -> list[Submission]:
             continue
         if entry.is_dir() or (entry.is_file() and entry.suffix == ".zip"):
             key = entry.stem if entry.suffix == ".zip" else entry.name
-            found.append(Submission(key, names.get(key, ""), entry))
+            found.append(Submission(key, names.get(key) or key, entry))   # a plain folder: its name
     return found
 
 

@@ -12,6 +12,8 @@ from shared.parts import BY_MODULE, PARTS
 
 # Public checks are visible at once; hidden ones after the due date, so students see their total then.
 GRADESCOPE_VISIBILITY = {"public": "visible", "hidden": "after_due_date"}
+# run_autograder's stdout carries the staff view (autograder/grader/staff.py): instructors only, said explicitly.
+STDOUT_VISIBILITY = "hidden"
 
 
 def gradescope_results(report: GradeReport) -> dict:
@@ -27,7 +29,8 @@ def gradescope_results(report: GradeReport) -> dict:
         "tags": [r.part, r.visibility],
     } for r in report.results]
     return {"score": report.score, "execution_time": round(report.seconds, 2),
-            "output": "\n".join(report.notes + part_lines(tests)), "tests": tests}
+            "output": "\n".join(report.notes + part_lines(tests)), "tests": tests,
+            "stdout_visibility": STDOUT_VISIBILITY}
 
 
 def part_lines(tests: list[dict]) -> list[str]:
@@ -54,7 +57,7 @@ def merge_results(old: dict, new: dict, parts: tuple[str, ...]) -> dict:
     notes = [line for line in new.get("output", "").splitlines() if not PART_LINE.match(line)]
     return {"score": sum(t["score"] for t in tests),
             "execution_time": round(old.get("execution_time", 0) + new.get("execution_time", 0), 2),
-            "output": "\n".join(notes + part_lines(tests)), "tests": tests}
+            "output": "\n".join(notes + part_lines(tests)), "tests": tests, "stdout_visibility": STDOUT_VISIBILITY}
 
 
 def write_json_atomic(document: dict, path: Path) -> None:
@@ -65,3 +68,23 @@ def write_json_atomic(document: dict, path: Path) -> None:
     with os.fdopen(fd, "w") as f:
         json.dump(document, f, indent=2)
     os.replace(tmp, path)
+
+
+MISSING_MODULE = re.compile(r"^(?P<module>\w+)\.py is missing from the submission$")   # autograder.public.staging
+
+
+def missing_parts(document: dict) -> list[str]:
+    """The parts of a results.json document whose module was not submitted (every test of the part says so), in
+    part order; parts the document does not grade are not listed."""
+    missing = []
+    for p in PARTS:
+        outputs = [str(t.get("output", "")) for t in document.get("tests", []) if p.module in t.get("tags", [])]
+        if outputs and all(MISSING_MODULE.match(o) for o in outputs):
+            missing.append(p.module)
+    return missing
+
+
+def graded_parts(document: dict) -> list[str]:
+    """The parts a results.json document has tests of, in part order."""
+    tagged = {tag for t in document.get("tests", []) for tag in t.get("tags", [])}
+    return [p.module for p in PARTS if p.module in tagged]

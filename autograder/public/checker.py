@@ -2,6 +2,8 @@
 
     python -m autograder.public check [FOLDER] [--part MODULE ...]     (FOLDER: default ./)
 
+Exit status: 0 when every check passed, 1 when one failed, 2 for a usage error.
+
 What a student holds (a handout built from the public zone, autograder/public/, with the worker zone and shared/)
 is enough to run it: the public checks (autograder/public/checks/<part>.py), their points and numbers in
 autograder/public/rubric.json (generated from the grader's rubric by `python -m instructor notebooks`), and the
@@ -34,14 +36,31 @@ class RubricError(Exception):
     """The public rubric is missing or malformed; the message is one line."""
 
 
+def _rubric_document(path: Path = RUBRIC) -> dict:
+    """The public rubric's "parts"; RubricError when unreadable."""
+    try:
+        return dict(json.loads(Path(path).read_text())["parts"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise RubricError(f"{path.name}: cannot read the public rubric ({type(exc).__name__}); regenerate it with "
+                          "`python -m instructor notebooks`") from None
+
+
 def load_rubric(path: Path = RUBRIC) -> dict[str, dict[str, Entry]]:
     """{part: {check name: Entry}} of the public checks, in each part's order; RubricError when unreadable."""
     try:
-        document = json.loads(Path(path).read_text())
         return {part: {name: Entry(float(e["points"]), "public", int(e["number"]))
                        for name, e in spec["checks"].items()}
-                for part, spec in document["parts"].items()}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+                for part, spec in _rubric_document(path).items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise RubricError(f"{path.name}: cannot read the public rubric ({type(exc).__name__}); regenerate it with "
+                          "`python -m instructor notebooks`") from None
+
+
+def full_points(path: Path = RUBRIC) -> dict[str, float]:
+    """{part: its points in the full grade (public, hidden and training checks)}; RubricError when unreadable."""
+    try:
+        return {part: float(spec["points"]) for part, spec in _rubric_document(path).items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise RubricError(f"{path.name}: cannot read the public rubric ({type(exc).__name__}); regenerate it with "
                           "`python -m instructor notebooks`") from None
 
@@ -88,6 +107,7 @@ def check(folder: Path, parts: tuple[str, ...] | None = None, rubric: dict[str, 
             progress.end()
             torch.set_num_threads(threads)
     report.seconds = time.monotonic() - started
+    report.full_points = {part: points for part, points in full_points().items() if part in chosen}
     return report
 
 
@@ -105,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
     except RubricError as exc:
         parser.error(str(exc))
     print(table(report))
-    return 0
+    return 0 if all(r.passed for r in report.results) else 1
 
 
 if __name__ == "__main__":

@@ -34,11 +34,12 @@ TREE_MEMORY_BYTES = 6 * 1024 ** 3   # the default of Limits.tree_memory_bytes
 
 class StudentError(Exception):
     """The student's code raised. `kind` is the exception type, `detail` its message, `where` the
-    lines of the student's file it came from."""
+    lines of the student's file it came from, `case` the call that raised (set by the check that made it, else by
+    autograder.public.runner.WithinCheck: a public check's message names it)."""
 
-    def __init__(self, kind: str, detail: str, where: str = ""):
+    def __init__(self, kind: str, detail: str, where: str = "", case: str = ""):
         super().__init__(f"{kind}: {detail}")
-        self.kind, self.detail, self.where = kind, detail, where
+        self.kind, self.detail, self.where, self.case = kind, detail, where, case
 
 
 class OverMemory(Exception):

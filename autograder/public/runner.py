@@ -9,6 +9,7 @@ a student's working copy.
 """
 from __future__ import annotations
 
+import re
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from autograder.public.progress import Progress
 from autograder.public.staging import StagingError
 from autograder.worker.memory import release_memory
 from autograder.worker.protocol import clean
-from shared.parts import PARTS
+from shared.parts import PARTS, TODO_MESSAGE
 
 OUTPUT_LIMIT = 2000  # characters of feedback per check
 GRADER_ERROR = "the grader could not run this check (an error on the grader's side; tell the course staff)"
@@ -49,7 +50,8 @@ class CheckResult:
     visibility: str             # "public" or "hidden"
     output: str                 # what the student may see
     seconds: float
-    staff_note: str = ""        # details for TAs only (never in student-visible fields)
+    staff_note: str = ""        # details for TAs only (never in student-visible fields): the case, the traceback
+    todo: str = ""              # "TODO ngram_counts (bleu.py:113)": the check stopped at a stub's unwritten TODO
 
     @property
     def passed(self) -> bool:
@@ -64,6 +66,9 @@ class GradeReport:
     # part -> {key: plain data} the checks kept with ctx.keep (figures of the student's own trained models, for
     # autograder/grader/report); never in results.json
     artifacts: dict[str, dict] = field(default_factory=dict)
+    # part -> the points of the part in the full grade, when this run graded only some of its checks (the public
+    # ones): what the totals are out of once the hidden and training checks are graded too
+    full_points: dict[str, float] = field(default_factory=dict)
 
     @property
     def score(self) -> float:
@@ -82,26 +87,69 @@ class GradeReport:
 
 
 GRADER_CASES = "on cases the grader draws from its hidden seed"
+# One frame of a traceback as traceback.format_list writes it (the worker keeps the student's frames only).
+FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)')
 
 
-def _outcome(exc: BaseException, chk: Check, visible: bool, grader_cases: bool = False) -> tuple[str, str] | None:
-    """(student-visible output, staff note) for a failure, or None if `exc` is not a verdict on the student. A
-    failure in the grader's round of a public check shows no more than a hidden check's: its cases are not the
-    student's to see."""
+@dataclass(frozen=True)
+class Outcome:
+    """One check's verdict: `output` for the student, `note` for the course staff only (the failing case and the
+    traceback in the student's file), `todo` when the check stopped at a stub's unwritten TODO."""
+    passed: bool
+    output: str = "passed"
+    note: str = ""
+    todo: str = ""
+
+
+def raised_at(where: str) -> str:
+    """"bleu.py:113", the file and line of the student's code where an exception was raised (the last of the
+    student's frames in `where`), or "" when it raised in none of them."""
+    frames = FRAME.findall(where)
+    return f"{frames[-1][0]}:{frames[-1][1]}" if frames else ""
+
+
+def todo_of(exc: StudentError) -> str:
+    """"TODO ngram_counts (bleu.py:113)" when `exc` is a stub's NotImplementedError, else ""."""
+    match = TODO_MESSAGE.search(exc.detail)
+    if exc.kind != "NotImplementedError" or match is None:
+        return ""
+    at = raised_at(exc.where)
+    return f"TODO {match.group('function')}" + (f" ({at})" if at else "")
+
+
+def _with_notes(exc: BaseException, text: str) -> str:
+    """`text` and the notes attached to `exc` (hypothesis's falsifying example): the whole case, for the staff."""
+    notes = [str(n) for n in getattr(exc, "__notes__", ())]
+    return "\n".join([text, *notes])
+
+
+def _outcome(exc: BaseException, chk: Check, visible: bool, grader_cases: bool = False) -> Outcome | None:
+    """The failed Outcome for `exc`, or None if `exc` is not a verdict on the student. A failure in the grader's
+    round of a public check shows no more than a hidden check's: its cases are not the student's to see. A hidden
+    check's exception shows the file and line of the student's code where it was raised, never its message (which
+    may hold a hidden input; a TODO's message too, since student code may raise one of its own choosing)."""
     if isinstance(exc, CheckFailed):
         message = str(exc).split("\nFalsifying example")[0].strip()
         hidden = f"failed: {chk.description}" + (f" ({exc.safe})" if exc.safe else "")
         if grader_cases:
             hidden = f"failed {GRADER_CASES}: {chk.description}"
-        return (message if visible and not grader_cases else hidden), message
+        return Outcome(False, message if visible and not grader_cases else hidden, _with_notes(exc, str(exc)))
     if isinstance(exc, StudentError):
         where = f"\n{exc.where.rstrip()}" if exc.where else ""
-        shown = f"your code raised {exc.kind}: {exc.detail}{where}" if visible else f"your code raised {exc.kind}"
-        if grader_cases:
-            shown = f"your code raised {exc.kind} {GRADER_CASES}"
-        return shown, f"{exc.kind}: {exc.detail}{where}"
+        case = f" [{exc.case}]" if exc.case else ""
+        at = raised_at(exc.where)
+        todo = todo_of(exc)
+        if visible and not grader_cases and todo:   # one line: the stub's TODO and where it is
+            shown = f"your code raised NotImplementedError: {TODO_MESSAGE.search(exc.detail).group(0)}" \
+                    + (f" (at {at})" if at else "")
+        elif visible and not grader_cases:
+            shown = f"your code raised {exc.kind}: {exc.detail}{case}{where}"
+        else:
+            shown = f"your code raised {exc.kind}" + (f" at {at}" if at else "") \
+                    + (f" {GRADER_CASES}" if grader_cases else "")
+        return Outcome(False, shown, _with_notes(exc, f"{exc.kind}: {exc.detail}{case}{where}"), todo)
     if isinstance(exc, (WorkerDied, GoldenDataError)):   # one line each, naming what happened
-        return str(exc), str(exc)
+        return Outcome(False, str(exc), str(exc))
     return None
 
 
@@ -122,33 +170,62 @@ class WithinCheck:
         self.worker, self.deadline = worker, deadline
 
     def call(self, recipe: str, timeout: float | None = None, **kwargs):
-        """The worker's call (autograder.public.client.Worker.call), ending by the check's deadline at the latest."""
-        return self.worker.call(recipe, timeout=timeout, deadline=self.deadline, **kwargs)
+        """The worker's call (autograder.public.client.Worker.call), ending by the check's deadline at the latest.
+        An exception of the student's code names the call that raised it (StudentError.case), unless the check
+        names it itself."""
+        try:
+            return self.worker.call(recipe, timeout=timeout, deadline=self.deadline, **kwargs)
+        except StudentError as exc:
+            exc.case = exc.case or describe_call(recipe, kwargs)
+            raise
 
 
-def run_check(chk: Check, worker: StudentWorker, ctx, visible: bool,
-              grader_round: Round | None = None) -> tuple[bool, str, str]:
-    """(passed, student-visible output, staff note) for one check: its public round, then, if it passed and
-    `grader_round` is given (the grader, for a public check), the same check on the grader's own cases."""
-    passed, output, note = _run_round(chk, worker, ctx, visible, PUBLIC_ROUND)
-    if passed and grader_round is not None:
-        passed, output, note = _run_round(chk, worker, ctx, visible, grader_round)
-    return passed, output, note
+def describe_call(recipe: str, kwargs: dict) -> str:
+    """"decoding.greedy_decode(model=<ToyModel>, features=<tensor (2, 8) float32>, max_len=5)": a call, briefly."""
+    return f"{recipe}({', '.join(f'{name}={_brief(value)}' for name, value in kwargs.items())})"
 
 
-def _run_round(chk: Check, worker: StudentWorker, ctx, visible: bool, round: Round) -> tuple[bool, str, str]:
+def _brief(value, limit: int = 60) -> str:
+    """A short description of one argument: small plain values as written, tensors by shape and dtype, anything
+    larger by its type and size (never its full contents)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return f"<tensor {tuple(value.shape)} {str(value.dtype).removeprefix('torch.')}>"
+    if isinstance(value, (dict, list, tuple)):
+        if len(value) <= 8 and all(v is None or type(v) in (bool, int, float, str) for v in
+                                   (value.values() if isinstance(value, dict) else value)):
+            text = repr(value)
+            if len(text) <= limit:
+                return text
+        return f"<{type(value).__name__} of {len(value)}>"
+    if value is None or type(value) in (bool, int, float, str):
+        text = repr(value)
+        return text if len(text) <= limit else text[:limit - 3] + "..."
+    return f"<{type(value).__name__}>"
+
+
+def run_check(chk: Check, worker: StudentWorker, ctx, visible: bool, grader_round: Round | None = None) -> Outcome:
+    """One check's Outcome: its public round, then, if it passed and `grader_round` is given (the grader, for a
+    public check), the same check on the grader's own cases."""
+    outcome = _run_round(chk, worker, ctx, visible, PUBLIC_ROUND)
+    if outcome.passed and grader_round is not None:
+        outcome = _run_round(chk, worker, ctx, visible, grader_round)
+    return outcome
+
+
+def _run_round(chk: Check, worker: StudentWorker, ctx, visible: bool, round: Round) -> Outcome:
     try:
         with running_as("public" if visible else "hidden", round):   # hidden properties do not shrink
             chk.fn(worker, ctx)
-        return True, "passed", ""
+        return Outcome(True)
     except Exception as exc:  # noqa: BLE001 (a verdict on the student, or the grader's error: both reported)
         for candidate in _candidates(exc):
             outcome = _outcome(candidate, chk, visible, grader_cases=not round.public)
             if outcome is not None:
-                shown, note = outcome
-                return False, clean(shown, OUTPUT_LIMIT), clean(note, 4 * OUTPUT_LIMIT)
-        note = "".join(traceback.format_exception(exc))[-3000:]
-        return False, GRADER_ERROR, note
+                return Outcome(False, clean(outcome.output, OUTPUT_LIMIT), clean(outcome.note, 4 * OUTPUT_LIMIT),
+                               outcome.todo)
+        return Outcome(False, GRADER_ERROR, "".join(traceback.format_exception(exc))[-3000:])
 
 
 def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, Entry],
@@ -166,10 +243,11 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
     progress = progress or Progress()
     results = []
 
-    def result(chk: Check, passed: bool, output: str, seconds: float, note: str = "") -> CheckResult:
+    def result(chk: Check, passed: bool, output: str, seconds: float, note: str = "", todo: str = "") -> CheckResult:
         entry = entries[chk.name]
         return CheckResult(part, chk.name, f"{number}.{entry.number}", chk.description,
-                           entry.points if passed else 0.0, entry.points, entry.visibility, output, seconds, note)
+                           entry.points if passed else 0.0, entry.points, entry.visibility, output, seconds, note,
+                           todo)
 
     try:
         worker = start_worker()
@@ -200,10 +278,11 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
                 continue
             check_deadline = Deadline.after(limits.LIMITS.seconds(chk.timeout), "the check's time limit was reached")
             progress.check(f"{number}.{entries[chk.name].number}", chk.name, chk.training)
-            passed, output, note = run_check(chk, WithinCheck(worker, check_deadline), ctx, visible,
-                                             grader_round(chk) if visible and grader_round is not None else None)
+            outcome = run_check(chk, WithinCheck(worker, check_deadline), ctx, visible,
+                                grader_round(chk) if visible and grader_round is not None else None)
             progress.check_done()
-            results.append(result(chk, passed, output, time.monotonic() - t0, note))
+            results.append(result(chk, outcome.passed, outcome.output, time.monotonic() - t0, outcome.note,
+                                  outcome.todo))
             served_public = served_public or visible
             if chk.training:  # the large heaps; a collection costs about 0.2 s, too much after every check
                 release_memory()
@@ -217,21 +296,60 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
 
 
 def table(report: GradeReport, show_checks: bool = True) -> str:
-    """A plain-text table: one line per check (optional) and the total of each part."""
+    """A plain-text table: the total of each part and (optional) one line per check, with each failure's output
+    under it; an unwritten TODO is one line however many checks wait for it, and so is a part whose every check
+    failed for one reason (a missing module, one that cannot be imported). When the run graded only some of the
+    checks (report.full_points), it says what the grade is out of and what the rest of it comes from."""
     lines = []
     totals = report.part_totals()
     for p in PARTS:
         if p.module not in totals:
             continue
         got, out_of = totals[p.module]
-        lines.append(f"Part {p.number} {p.module:14s} {got:6.1f} / {out_of:5.1f}")
+        full = report.full_points.get(p.module)
+        lines.append(f"Part {p.number} {p.module:14s} {got:6.1f} / {out_of:5.1f}"
+                     + (f"   of {full:g} in the grade" if full is not None and full > out_of else ""))
         if show_checks:
-            for r in (r for r in report.results if r.part == p.module):
-                mark = "PASS" if r.passed else "FAIL"
-                lines.append(f"    {r.number:5s} {mark}  {r.score:4.1f}/{r.max_score:<4.1f} {r.name}"
-                             + ("" if r.passed else f"\n{_indent(r.output, 18)}"))
+            lines += _check_lines([r for r in report.results if r.part == p.module])
     lines.append(f"{'total':21s} {report.score:6.1f} / {report.max_score:5.1f}   ({report.seconds:.1f} s)")
+    lines += _coverage(report)
     return "\n".join(lines)
+
+
+def _check_lines(results: list[CheckResult]) -> list[str]:
+    """The lines of one part's checks (see table)."""
+    failed = [r for r in results if not r.passed]
+    if len(results) > 1 and len(failed) == len(results) and not any(r.todo for r in results) \
+            and len({r.output for r in results}) == 1:
+        return [f"    all {len(results)} checks FAIL  0.0/{sum(r.max_score for r in results):<4.1f} "
+                f"{results[0].output.splitlines()[0] if results[0].output else ''}"]
+    lines, shown_todos = [], set()
+    for r in results:
+        if r.todo:
+            if r.todo not in shown_todos:
+                shown_todos.add(r.todo)
+                waiting = [w for w in results if w.todo == r.todo]
+                lines.append(f"    {r.todo}: {len(waiting)} check{'s wait' if len(waiting) > 1 else ' waits'} for it "
+                             f"({', '.join(w.number for w in waiting)}: "
+                             f"{sum(w.max_score for w in waiting):g} point{'s' * (sum(w.max_score for w in waiting) != 1)})")
+            continue
+        mark = "PASS" if r.passed else "FAIL"
+        lines.append(f"    {r.number:5s} {mark}  {r.score:4.1f}/{r.max_score:<4.1f} {r.name}"
+                     + ("" if r.passed else f"\n{_indent(r.output, 18)}"))
+    return lines
+
+
+def _coverage(report: GradeReport) -> list[str]:
+    """"public checks: 50 of the grade's 116 points; 66 more from ...": what a run of some checks covers."""
+    graded = report.part_totals()
+    if not report.full_points or not graded:
+        return []
+    out_of = sum(t for _, t in graded.values())
+    full = sum(report.full_points.get(part, t) for part, (_, t) in graded.items())
+    if full <= out_of:
+        return []
+    return [f"public checks: {out_of:g} of the grade's {full:g} points; {full - out_of:g} more from hidden and "
+            "training checks after the deadline"]
 
 
 def _indent(text: str, n: int) -> str:

@@ -116,7 +116,9 @@ def histograms(columns: dict[str, Sequence[float]], maxima: dict[str, float]):
     for ax, name in zip(axes.flat, names):
         values = list(columns[name])
         top = maxima.get(name) or max(values + [1.0])
-        ax.hist(values, bins=min(20, max(5, len(set(values)))), range=(0, top), color="#2980b9")
+        ax.hist(values, bins=min(20, max(5, int(top))), range=(0, top), color="#2980b9", edgecolor="white",
+                linewidth=0.8)
+        ax.set_xlim(0, top)
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("points", fontsize=8)
         ax.tick_params(labelsize=7)

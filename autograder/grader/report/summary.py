@@ -1,6 +1,6 @@
 """The batch summary for TAs (`python -m autograder batch` writes DIR/summary.html): the score distribution of
 every part, the checks failed most often, and every submission with its totals (linked to its feedback report
-when `--reports` wrote one). Built from the results.json files, so a resumed batch summarises every submission.
+when `--reports` wrote one, and to its staff view, <id>/staff.txt: each failed check's case and traceback). Built from the results.json files, so a resumed batch summarises every submission.
 Staff-only: it names every student."""
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from autograder.grader import rubric as rubric_mod
+from autograder.grader.batch import was_graded
+from autograder.grader.results import missing_parts
 from autograder.grader.report import figures
 from autograder.grader.report.html import meter, page, points
 from shared.parts import PARTS
@@ -19,10 +21,14 @@ TOP_FAILED = 15
 
 
 def failed_checks(documents: list[dict]) -> list[dict]:
-    """Per check (results.json test), how many of the graded submissions failed it, most failed first."""
+    """Per check (results.json test), how many of the submissions that hold its part failed it, most failed first;
+    a part whose module was not submitted counts in missing_modules, not here."""
     counts: dict[tuple[str, str], dict] = {}
     for document in documents:
+        absent = set(missing_parts(document))
         for test in document.get("tests", []):
+            if absent & set(test.get("tags", [])):
+                continue
             key = (str(test.get("number", "")), str(test.get("name", "")))
             entry = counts.setdefault(key, {"number": key[0], "name": key[1], "failed": 0, "graded": 0})
             entry["graded"] += 1
@@ -31,12 +37,18 @@ def failed_checks(documents: list[dict]) -> list[dict]:
     return sorted(ranked, key=lambda e: (-e["failed"], [int(x) if x.isdigit() else 0 for x in e["number"].split(".")]))
 
 
+def missing_modules(documents: list[dict]) -> dict[str, int]:
+    """Per part, how many of the graded submissions did not submit its module (parts nobody missed left out)."""
+    counts = {p.module: sum(p.module in missing_parts(d) for d in documents) for p in PARTS}
+    return {part: n for part, n in counts.items() if n}
+
+
 def render_summary(rows: list[dict], out: Path, generated: str | None = None) -> str:
     """The summary page of a batch output folder `out` holding <id>/results.json (and <id>/report.html)."""
     out = Path(out)
     maxima = {part: sum(e.points for e in entries.values()) for part, entries in rubric_mod.load().items()}
     maxima["total"] = sum(maxima.values())
-    graded = [r for r in rows if r.get("status") == "graded"]
+    graded = [r for r in rows if was_graded(r)]
     documents = []
     for r in graded:
         try:
@@ -58,6 +70,13 @@ def render_summary(rows: list[dict], out: Path, generated: str | None = None) ->
                     '<table class="failed"><thead><tr><th class="num">#</th><th>check</th><th class="num">failed</th>'
                     f'<th class="num">of graded</th></tr></thead><tbody>{failed_rows}</tbody></table>')
 
+    missing = missing_modules(documents)
+    missing_table = ('<p class="note">Every graded submission holds every module.</p>' if not missing else
+                     '<table class="missing"><thead><tr><th>module</th><th class="num">not submitted</th></tr></thead>'
+                     "<tbody>" + "".join(f'<tr data-module="{escape(m)}"><td>{escape(m)}.py</td>'
+                                          f'<td class="num">{n}</td></tr>' for m, n in missing.items())
+                     + "</tbody></table>")
+
     head = "".join(f'<th class="num" title="{escape(p.title)}">{p.number}</th>' for p in PARTS)
     body_rows = []
     for r in sorted(rows, key=lambda r: str(r.get("id", ""))):
@@ -66,6 +85,9 @@ def render_summary(rows: list[dict], out: Path, generated: str | None = None) ->
         label = escape(ident)
         if report.is_file():
             label = f'<a href="{escape(quote(ident, safe=""))}/report.html">{label}</a>'
+        staff = out / ident / "staff.txt"
+        staff_link = (f'<a class="staff" href="{escape(quote(ident, safe=""))}/staff.txt">staff view</a>'
+                      if staff.is_file() else "")
         cells = "".join(f'<td class="num">{points(float(r[p.module]))}</td>' if p.module in r else "<td></td>"
                         for p in PARTS)
         total = r.get("total")
@@ -73,9 +95,10 @@ def render_summary(rows: list[dict], out: Path, generated: str | None = None) ->
         body_rows.append(f'<tr class="submission" data-id="{escape(ident)}"><td>{label}</td>'
                          f'<td>{escape(str(r.get("name", "")))}</td>{cells}'
                          f'<td class="num">{"" if total is None else points(float(total))}</td>'
-                         f'<td>{"" if status == "graded" else escape(status)}</td></tr>')
+                         f'<td>{"" if status == "graded" else escape(status)}</td><td>{staff_link}</td></tr>')
     submissions = ('<table class="submissions"><thead><tr><th>id</th><th>name</th>' + head +
-                   '<th class="num">total</th><th>status</th></tr></thead><tbody>' + "".join(body_rows) +
+                   '<th class="num">total</th><th>status</th><th title="each failed check\'s case and traceback">'
+                   'staff view</th></tr></thead><tbody>' + "".join(body_rows) +
                    "</tbody></table>")
 
     mean = sum(columns["total"]) / len(graded) if graded else 0.0
@@ -94,6 +117,7 @@ def render_summary(rows: list[dict], out: Path, generated: str | None = None) ->
             f'</thead><tbody>{part_means}</tbody></table><figure class="figure wide" data-figure="histograms">'
             f"{histogram}</figure></section>"
             f'<section class="part" id="failed"><h2>Checks failed most often</h2>{failed_table}</section>'
+            f'<section class="part" id="missing"><h2>Modules not submitted</h2>{missing_table}</section>'
             f'<section class="part" id="submissions"><h2>Submissions</h2>{submissions}</section></main>')
     return page("Batch summary", body)
 
