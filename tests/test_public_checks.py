@@ -151,12 +151,20 @@ def re_match(pattern: str, text: str) -> bool:
 def test_the_public_checker_prints_what_the_kits_check_prints(capsys):
     from autograder.__main__ import main as kit
 
-    assert kit(["check", str(ROOT / "assignments"), "--part", "bleu", "--part", "decoding"]) == 0
+    assert kit(["check", str(ROOT / "assignments"), "--part", "bleu", "--part", "decoding"]) == 1   # checks fail
     kit_lines = capsys.readouterr().out.splitlines()
-    assert checker.main(["check", str(ROOT / "assignments"), "--part", "bleu", "--part", "decoding"]) == 0
+    assert checker.main(["check", str(ROOT / "assignments"), "--part", "bleu", "--part", "decoding"]) == 1
     public_lines = capsys.readouterr().out.splitlines()
-    assert kit_lines[:-1] == public_lines[:-1] and len(kit_lines) > 10   # the last line: the seconds it took
-    assert public_lines[-1].startswith("total") and "0.0 /  12.0" in public_lines[-1]
+    assert kit_lines[:-2] == public_lines[:-2] and kit_lines[-1] == public_lines[-1]   # [-2]: the seconds it took
+    # On the stubs: a line per part, a line per unwritten TODO (3 in bleu.py, 3 in decoding.py) naming the checks
+    # that wait for it, the total, and what the public checks cover of the grade.
+    todos = [line for line in public_lines if line.startswith("    TODO ")]
+    assert len(todos) == 6 and len(public_lines) == 2 + 6 + 2, public_lines
+    assert "    TODO corpus_bleu (bleu.py:" in "\n".join(todos) and todos[-1].endswith(
+        "3 checks wait for it (3.3, 3.4, 3.5: 3 points)"), todos
+    assert public_lines[-2].startswith("total") and "0.0 /  12.0" in public_lines[-2]
+    assert public_lines[-1] == ("public checks: 12 of the grade's 26 points; 14 more from hidden and training checks "
+                                "after the deadline")
 
 
 # -- golden data is no answer key --------------------------------------------------------------------------------

@@ -117,11 +117,12 @@ def expect(condition: bool, message: str, case: str = "", safe: str = "") -> Non
 
 
 def expect_token_ids(name: str, tokens, vocab_size: int, case: str = "") -> None:
-    """`tokens` must be an integer tensor of ids in 0 .. vocab_size - 1. Checked before the grader counts or
-    indexes with them: an id sizes what the grader allocates (bincount, one-hot), so a wild one is the
-    student's failure, named here, and never the grader's memory."""
-    if not isinstance(tokens, torch.Tensor) or tokens.dtype not in (torch.int64, torch.int32):
-        raise CheckFailed(f"{name}: expected an integer tensor of token ids, got {type_name(tokens)}"
+    """`tokens` must be a LongTensor (torch.int64, as every docstring of the kit says of token ids) of ids in
+    0 .. vocab_size - 1. Checked before the grader counts or indexes with them: an id sizes what the grader
+    allocates (bincount, one-hot), so a wild one is the student's failure, named here, and never the grader's
+    memory."""
+    if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.int64:
+        raise CheckFailed(f"{name}: expected a LongTensor (torch.int64) of token ids, got {type_name(tokens)}"
                           + (f" of dtype {tokens.dtype}" if isinstance(tokens, torch.Tensor) else "") + _where(case))
     bad = (tokens < 0) | (tokens >= vocab_size)
     if bad.any():

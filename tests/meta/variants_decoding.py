@@ -24,4 +24,13 @@ VARIANTS = [
             "        u = torch.rand(log_probs.shape, generator=generator, dtype=torch.float64, device=device)\n"
             "        drawn = (log_probs / temperature - torch.log(-torch.log(u.clamp_min(1e-300)))).argmax(-1)",
             correct=True, why="Gumbel-max: an exact sampler that draws differently from the reference"),
+    # The docstring's dtype: token ids are a LongTensor (a float or int32 tensor of ids is a wrong return type).
+    Variant("decoding", "sampling_returns_float_tokens",
+            "drawn)\n        out.append(tokens)\n        done = done | (tokens == END)\n    return torch.stack(out, 1)",
+            "drawn)\n        out.append(tokens)\n        done = done | (tokens == END)\n    return torch.stack(out, 1).float()",
+            correct=False, why="returns float token ids instead of a LongTensor"),
+    Variant("decoding", "sampling_returns_int32_tokens",
+            "drawn)\n        out.append(tokens)\n        done = done | (tokens == END)\n    return torch.stack(out, 1)",
+            "drawn)\n        out.append(tokens)\n        done = done | (tokens == END)\n    return torch.stack(out, 1).int()",
+            correct=False, why="returns int32 token ids instead of a LongTensor"),
 ]
