@@ -15,6 +15,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -317,3 +318,56 @@ def test_A36_without_root_other_processes_are_invisible_where_the_kernel_allows_
     # The worker is not the namespace's first process, which would ignore its own abort().
     aborted = subprocess.run([*isolation.prefix, *init, "import os; os.abort()"], capture_output=True, timeout=60)
     assert describe_exit(aborted.returncode, under_init=True) == "the worker was killed by SIGABRT", aborted
+
+
+# -- a submission's wall-clock watchdog on Gradescope (issue #10: "a wall-clock watchdog per submission") ----------
+
+def children() -> dict[int, str]:
+    """This process's children and their states (this test process adopts orphans: a subreaper)."""
+    found = {}
+    for entry in (p for p in os.listdir("/proc") if p.isdigit()):
+        try:
+            state, parent = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[:2]
+        except (OSError, ValueError):
+            continue
+        if int(parent) == os.getpid():
+            found[int(entry)] = state
+    return found
+
+
+def live_children() -> list[int]:
+    """The PIDs of this process's children that have not ended; those that have are reaped."""
+    for pid, state in children().items():
+        if state in ("Z", "X"):
+            os.waitpid(pid, os.WNOHANG)
+    return [pid for pid, state in children().items() if state not in ("Z", "X")]
+
+
+def test_a_submission_past_its_time_limit_is_stopped_swept_and_reported(tmp_path, monkeypatch):
+    """gradescope.run grades in a child process under the submission's time limit; past it the child is killed,
+    what it started is swept, and results.json says that grading stopped. The submission's import never ends."""
+    from multiprocessing import resource_tracker
+
+    from autograder.grader import gradescope
+    from autograder.public import limits
+
+    user_switch("the sweep after the watchdog (Gradescope grades as root)")
+    # 25 s: long enough for the grading process to start Part 3's worker, so that the sweep has something to do.
+    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, submission=25.0, scale=1.0))
+    root = tmp_path / "autograder"
+    build("F15_heavy_import", root / "submission")
+    (root / "results").mkdir()
+    resource_tracker.ensure_running()      # the spawn context's helper, a child of this process that stays
+    before = set(live_children())
+    started = time.monotonic()
+    assert gradescope.run(root) == 1
+    assert time.monotonic() - started < 45, "the watchdog fired late"
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == 0, results
+    assert results["output"].startswith("The autograder stopped: grading took longer than 25 s"), results
+    for _ in range(50):             # the worker's launcher ends once the sweep has killed what it started
+        if not set(live_children()) - before:
+            break
+        time.sleep(0.1)
+    left = {pid: Path(f"/proc/{pid}/cmdline").read_bytes()[:200] for pid in set(live_children()) - before}
+    assert not left, f"left running after the watchdog: {left}"
