@@ -276,6 +276,9 @@ def test_A36_other_processes_are_invisible_to_the_worker_or_out_of_its_reach():
                     "what that user reaches (docs/security.md, Modes)")
     graded, found = a36_probe()
     assert_contained(graded, within=BOUND)
+    # The grade's first note says which: the mode the grader runs in, in one line.
+    assert isolation.note in graded.report.notes, graded.report.notes
+    assert ("own PID namespace" if isolation.pid_namespace else "no PID namespace") in isolation.note, isolation.note
     if isolation.pid_namespace:
         assert found["ppid"] == 1, found["ppid"]
         listed = {pid: other["cmdline"][:200] for pid, other in found["others"].items()}
