@@ -23,6 +23,7 @@ import nbformat
 import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
+from autograder.grader.training import SPECS
 from autograder.public.limits import LIMITS
 from instructor import nbgrader_course
 from instructor.__main__ import main
@@ -189,10 +190,11 @@ def test_config_traits(tmp_path):
     assert config.Autograde.exclude_overwriting == {"ps1": [f"{m}.py" for m in MODULES], "other": []}
     assert config.OverwriteCells.add_missing_cells is True
     assert config.Execute.interrupt_on_timeout is True
+    assert SPECS, "no trained part is registered"
     for part in MODULES:
         limit = config.Execute.timeout_func({"metadata": {"nbgrader": {"grade_id": part}}})
         assert limit > LIMITS.part
-        if part in nbgrader_course.TRAINING_PARTS:
+        if part in SPECS:
             assert limit >= 2 * LIMITS.part
     assert config.IgnorePattern.enabled is True
 
