@@ -111,7 +111,7 @@ import sys, time
 from pathlib import Path
 from autograder.grader.engine import grade
 from autograder.public.progress import Progress
-from autograder.grader.results import table
+from autograder.public.runner import table
 
 
 class Clock(Progress):
