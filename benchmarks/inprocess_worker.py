@@ -40,16 +40,20 @@ class InProcessWorker:
     alive = True
     deadline = None   # no time limits: nothing can stop code running in this process
 
-    def call(self, recipe: str, timeout: float | None = None, deadline=None, **kwargs):
+    def call(self, recipe: str, timeout: float | None = None, deadline=None, evaluate=None, **kwargs):
         import torch
 
         fn = self.registry[recipe]
         torch.manual_seed(0)
+        recipes._report_progress = lambda epoch, epochs, loss, tokens=None: (
+            evaluate is not None and tokens is not None and evaluate(epoch, epochs, sanitize(tokens)) is True)
         try:
             with forbid(*fn.forbid):
                 return sanitize(fn(self.student, **kwargs))
         except Exception as exc:  # noqa: BLE001 (the student's error, as a worker reports it)
             raise StudentError(type(exc).__name__, str(exc)) from None
+        finally:
+            recipes._report_progress = None
 
     def restart(self) -> None:
         pass

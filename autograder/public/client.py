@@ -111,13 +111,19 @@ class StudentWorker(Protocol):
     @property
     def alive(self) -> bool: ...
 
-    def call(self, recipe: str, timeout: float | None = None, deadline: Deadline | None = None, **kwargs):
-        """Run `recipe` with `kwargs` within `timeout` seconds (default: LIMITS.call), `deadline` and the part's."""
+    def call(self, recipe: str, timeout: float | None = None, deadline: Deadline | None = None,
+             evaluate: Evaluate | None = None, **kwargs):
+        """Run `recipe` with `kwargs` within `timeout` seconds (default: LIMITS.call), `deadline` and the part's;
+        a training recipe's epochs are judged by `evaluate` (Worker.call)."""
 
     def restart(self) -> None: ...
 
     def close(self) -> None: ...
 
+
+# evaluate(epoch, epochs, tokens) -> True to stop a training run: the grader's judgement of the captions a training
+# recipe sent after an epoch (autograder.grader.training); tokens is a (N, T) long tensor or {name: such tensor}.
+Evaluate = Callable[[int, int, object], bool]
 
 # (part, submission folder, scratch folder, {earlier part: reference source}, the part's deadline) -> a worker
 WorkerFactory = Callable[[str, Path, Path, "dict[str, str]", "Deadline | None"], StudentWorker]
@@ -261,8 +267,13 @@ class Worker:
         self._start()
 
     # -- calls ---------------------------------------------------------------------------------
-    def call(self, recipe: str, timeout: float | None = None, deadline: Deadline | None = None, **kwargs):
+    def call(self, recipe: str, timeout: float | None = None, deadline: Deadline | None = None,
+             evaluate: Evaluate | None = None, **kwargs):
         """Run `recipe` on the student's module with `kwargs`; return its (plain-data) result.
+
+        A training recipe may send, after an epoch, the captions its model gives the hidden test grids; the
+        grader answers `evaluate(epoch, epochs, tokens)` (False without `evaluate`): True stops the training run.
+        Each epoch is judged at most once and in order, so a worker learns at most one bit per epoch.
 
         The call ends by the earliest of its own `timeout` seconds (default LIMITS.call, x LIMITS.scale), `deadline`
         (the check's, passed by autograder.public.runner) and the part's. Raises StudentError when the student's
@@ -278,17 +289,25 @@ class Worker:
         try:
             protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs}, timeout=deadline.left())
             reply = protocol.receive(self.replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory)
+            judged = 0   # the last epoch whose captions were judged
             while type(reply) is dict and "progress" in reply:   # a training epoch ended: show it, read on
-                epoch = progress_of(reply)
-                if epoch is None:
+                epoch, tokens = progress_of(reply), judged_tokens(reply)
+                if epoch is None or tokens is MALFORMED or (tokens is not None and epoch[0] <= judged):
                     self.kill("sent a malformed progress message")
                     raise WorkerDied(self.dead_reason)
                 if self.on_progress is not None:
                     self.on_progress(*epoch)
+                if tokens is not None:
+                    judged = epoch[0]
+                    stop = _judge(evaluate, epoch, tokens)
+                    protocol.send(self.requests, {"stop": stop}, timeout=max(deadline.left(), 0.0))
                 reply = protocol.receive(self.replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory)
         except protocol.ChannelTimeout:
             self.kill(deadline.reached)
             raise WorkerDied(self.dead_reason)
+        except EvaluationFailed as exc:   # the grader's own error: reported as such, not as the worker's
+            self.kill("the grader could not judge a training epoch")
+            raise exc.__cause__ from None
         except OverMemory as exc:
             self.kill(str(exc))
             raise WorkerDied(self.dead_reason)
@@ -439,16 +458,57 @@ MAX_EPOCHS = 10_000
 
 def progress_of(message) -> tuple[int, int, float] | None:
     """(epoch, epochs, loss) of a worker's progress message {"progress": {"epoch": e, "epochs": n, "loss": x}}
-    with 1 <= e <= n <= MAX_EPOCHS, exact ints and a float; None for anything else (student code can send it)."""
+    (and optionally "tokens", see judged_tokens) with 1 <= e <= n <= MAX_EPOCHS, exact ints and a float; None for
+    anything else (student code can send it)."""
     if not isinstance(message, dict) or set(message) != {"progress"}:
         return None
     body = message["progress"]
-    if not isinstance(body, dict) or set(body) != {"epoch", "epochs", "loss"}:
+    if not isinstance(body, dict) or set(body) - {"tokens"} != {"epoch", "epochs", "loss"}:
         return None
     epoch, epochs, loss = body["epoch"], body["epochs"], body["loss"]
     if type(epoch) is not int or type(epochs) is not int or type(loss) is not float:
         return None
     return (epoch, epochs, loss) if 1 <= epoch <= epochs <= MAX_EPOCHS else None
+
+
+MALFORMED = object()          # judged_tokens of a message whose captions are not plain token tensors
+MAX_CAPTIONS = 100_000        # rows of one judged token tensor
+MAX_CAPTION_LENGTH = 256      # its columns
+MAX_CAPTION_SETS = 8          # tensors of a {name: tensor} judged at once
+
+
+def _token_tensor(value) -> bool:
+    return (type(value) is torch.Tensor and value.dtype == torch.long and value.dim() == 2
+            and value.shape[0] <= MAX_CAPTIONS and value.shape[1] <= MAX_CAPTION_LENGTH)
+
+
+def judged_tokens(message):
+    """The captions a progress message carries for judging (a (N, T) long tensor, or {name: such tensor}); None when
+    it carries none; MALFORMED for anything else. Their meaning (N, the vocabulary) is checked by the judge."""
+    body = message.get("progress") if isinstance(message, dict) else None
+    if not isinstance(body, dict) or "tokens" not in body:
+        return None
+    tokens = body["tokens"]
+    if _token_tensor(tokens):
+        return tokens
+    if (type(tokens) is dict and 0 < len(tokens) <= MAX_CAPTION_SETS
+            and all(type(k) is str and _token_tensor(v) for k, v in tokens.items())):
+        return tokens
+    return MALFORMED
+
+
+class EvaluationFailed(Exception):
+    """The grader's `evaluate` raised (its cause): a grader error, never the worker's."""
+
+
+def _judge(evaluate: Evaluate | None, epoch: tuple[int, int, float], tokens) -> bool:
+    """evaluate(epoch, epochs, tokens) is True; False without `evaluate`."""
+    if evaluate is None:
+        return False
+    try:
+        return evaluate(epoch[0], epoch[1], tokens) is True
+    except Exception as exc:
+        raise EvaluationFailed() from exc
 
 
 def describe_exit(code: int | None, under_init: bool = False) -> str:

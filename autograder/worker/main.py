@@ -6,8 +6,9 @@ resources (an unprivileged process cannot raise them back), caps its printed out
 reference modules of earlier parts that the grader sent it (in memory: the files stay unreadable). Then
 it imports the student's module and answers requests `{"recipe": name, "kwargs": {...}}` with
 `{"ok": result}` or `{"error": {...}}` until the channel closes; a training recipe sends
-`{"progress": {"epoch": e, "epochs": n, "loss": x}}` after each epoch before its answer. Requests and replies are plain data
-(autograder.worker.protocol).
+`{"progress": {"epoch": e, "epochs": n, "loss": x}}` after each epoch before its answer, with "tokens" (the
+captions of the epoch's model) in a training check, which the grader answers with `{"stop": bool}`. Requests and
+replies are plain data (autograder.worker.protocol).
 
     python -I -B RUNTIME/autograder/worker/main.py --module decoding --requests FD --replies FD ...
 
@@ -150,6 +151,20 @@ def import_student(module: str, source: str):
     return mod
 
 
+def report_epoch(requests: int, replies: int, epoch: int, epochs: int, loss: float, tokens=None) -> bool:
+    """Send one progress message; with `tokens` (the captions of the epoch's model for the hidden test grids), wait
+    for the grader's answer {"stop": bool} and return it: True once the grader has seen them reach the threshold."""
+    from autograder.worker import protocol
+
+    body = {"epoch": int(epoch), "epochs": int(epochs), "loss": float(loss)}
+    if tokens is None:
+        protocol.send(replies, {"progress": body})
+        return False
+    protocol.send(replies, {"progress": {**body, "tokens": sanitize(tokens)}})
+    answer = protocol.receive(requests)
+    return type(answer) is dict and answer.get("stop") is True
+
+
 def serve(module: str, requests: int, replies: int) -> None:
     import torch
 
@@ -174,8 +189,8 @@ def serve(module: str, requests: int, replies: int) -> None:
         return
     bound = bound_references(student, known)
     protocol.send(replies, {"ready": True})
-    recipes._report_progress = lambda epoch, epochs, loss: protocol.send(
-        replies, {"progress": {"epoch": int(epoch), "epochs": int(epochs), "loss": float(loss)}})
+    recipes._report_progress = lambda epoch, epochs, loss, tokens=None: report_epoch(
+        requests, replies, epoch, epochs, loss, tokens)
     staging = SUBMISSION
     while True:
         try:

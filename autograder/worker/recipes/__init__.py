@@ -12,9 +12,10 @@ import types
 from typing import Callable
 
 RECIPES: dict[str, Callable] = {}
-# Set by the worker around each call: sends one progress message to the grader (worker/protocol.py). Progress is
-# shown to the person grading, never used in a verdict; the grader validates every message's shape.
-_report_progress: Callable[[int, int, float], None] | None = None
+# Set by the worker around each call: sends one progress message to the grader (worker/protocol.py) and, when it
+# carries the captions of an epoch's model, returns the grader's answer (True: stop training, the captions reach the
+# check's threshold). Progress is shown to the person grading; the grader validates every message's shape.
+_report_progress: Callable[..., bool] | None = None
 # The reference modules of earlier parts this worker was sent (autograder.worker.main.install_references).
 REFERENCES: dict[str, types.ModuleType] = {}
 
@@ -47,6 +48,46 @@ def epoch_done(epoch: int, epochs: int, loss: float) -> None:
     on_epoch). A no-op outside a worker."""
     if _report_progress is not None:
         _report_progress(epoch, epochs, loss)
+
+
+def judged_epochs(model, decode: Callable[[], object]) -> Callable[[int, int, float], bool]:
+    """on_epoch for shared.training.train in a training check: after each epoch, report it with `decode()`, the
+    captions of the hidden test grids the recipe would return if training ended there, and return the grader's
+    answer: True (stop training) once the grader has seen them reach the check's threshold. Evaluating leaves the
+    run as it was (see evaluated), so a run that is never stopped trains exactly as without it."""
+    def on_epoch(epoch: int, epochs: int, loss: float) -> bool:
+        if _report_progress is None:
+            return False
+        tokens = evaluated(model, decode) if epoch < epochs else None   # after the last epoch the run ends anyway
+        if tokens is None:
+            _report_progress(epoch, epochs, loss)
+            return False
+        return _report_progress(epoch, epochs, loss, tokens) is True
+    return on_epoch
+
+
+def evaluated(model, decode: Callable[[], object]):
+    """decode() with `model` in eval mode and without gradients, as a recipe decodes after training, then `model`
+    back in its mode and Python's, NumPy's and torch's generators as they were (decoding must not change the rest
+    of the run); None when decoding raises (the recipe's own decode at the end reports that error)."""
+    import random
+
+    import numpy as np
+    import torch
+
+    states = random.getstate(), np.random.get_state(), torch.get_rng_state()
+    training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            return decode()
+    except Exception:  # noqa: BLE001 (student code; the same decode at the end of training reports it)
+        return None
+    finally:
+        model.train(training)
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+        torch.set_rng_state(states[2])
 
 
 def epoch_counter(batches_per_epoch: int, epochs: int) -> Callable[[float], None]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from autograder.worker.recipes import epoch_done, load_split, recipe, reference, report_extra
+from autograder.worker.recipes import judged_epochs, load_split, recipe, reference, report_extra
 from shared.training import seed_everything, train
 from shared.vocab import START, T_MAX
 
@@ -96,7 +96,8 @@ def captioner_attention_step(student, config, state_dict, h, c, features):
 @recipe()
 def train_and_decode(student, data, grid, epochs, batch_size, lr, seed, shown=4):
     """Train the student's AttnCaptioner on the student's with_coords of the hidden grids (`data`, from
-    autograder.grader.training.share_split) with the kit's loop and the reference caption_loss; return the
+    autograder.grader.training.share_split) with the kit's loop and the reference caption_loss, until the grader
+    has seen its captions reach the threshold or for `epochs` epochs (judged_epochs); return the
     reference greedy decoder's captions of the test grids, the training curve and, for the feedback report,
     the attention maps behind each word of the first `shown` captions (from the student's forward fed those
     captions; None if that fails: the report is optional)."""
@@ -106,13 +107,16 @@ def train_and_decode(student, data, grid, epochs, batch_size, lr, seed, shown=4)
     test_grids = student.with_coords(d["test_grids"], grid)
     seed_everything(seed)
     model = student.AttnCaptioner()
+
+    def decode():
+        return greedy_decode(model, model.init_state(test_grids), T_MAX)
     # Coordinates are appended batch by batch (with_coords works row by row): a coordinate copy of the whole
     # training set would add its size to the worker's peak memory.
     history = train(model, lambda m, idx: caption_loss(m(student.with_coords(grids[idx], grid), tokens[idx])[0],
                                                        tokens[idx]),
-                    len(tokens), epochs, batch_size, lr, seed=seed, on_epoch=epoch_done)
+                    len(tokens), epochs, batch_size, lr, seed=seed, on_epoch=judged_epochs(model, decode))
     with torch.no_grad():
-        predicted = greedy_decode(model, model.init_state(test_grids), T_MAX)
+        predicted = decode()
 
     def attention():
         words = predicted[:shown]

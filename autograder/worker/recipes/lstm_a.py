@@ -10,7 +10,7 @@ import contextlib
 
 import torch
 
-from autograder.worker.recipes import epoch_done, load_split, recipe, reference
+from autograder.worker.recipes import judged_epochs, load_split, recipe, reference
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
 
@@ -99,15 +99,19 @@ def step_by_step(student, variant, sizes, state, features, attributes, captions)
 @recipe()
 def train_and_decode(student, data, variant, epochs, batch_size, lr, seed):
     """Train the student's LSTMA(variant) with the kit's loop and the reference caption_loss on the hidden
-    grids and predicted attributes that file `data` names (the lecture's recipe, as train_lstm_a); return greedy
+    grids and predicted attributes that file `data` names (the lecture's recipe, as train_lstm_a), until the grader
+    has seen its captions reach the threshold or for `epochs` epochs (judged_epochs); return greedy
     captions of its test grids and the training curve."""
     caption_loss, greedy_decode = reference("show_and_tell").caption_loss, reference("decoding").greedy_decode
     d = load_split(data)
     grids, attributes, tokens = d["grids"], d["attributes"], d["tokens"]
     seed_everything(seed)
     model = student.LSTMA(variant)
+
+    def decode():
+        return greedy_decode(model, model.init_state(d["test_grids"], d["test_attributes"]), T_MAX)
     history = train(model, lambda m, idx: caption_loss(m(grids[idx], attributes[idx], tokens[idx]), tokens[idx]),
-                    len(tokens), epochs, batch_size, lr, seed, on_epoch=epoch_done)
+                    len(tokens), epochs, batch_size, lr, seed, on_epoch=judged_epochs(model, decode))
     with torch.no_grad():
-        predicted = greedy_decode(model, model.init_state(d["test_grids"], d["test_attributes"]), T_MAX)
+        predicted = decode()
     return {"tokens": predicted, "losses": history.losses}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.worker.recipes import epoch_done, load_split, recipe, reference, report_extra
+from autograder.worker.recipes import judged_epochs, load_split, recipe, reference, report_extra
 from shared.encoder import GRID
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
@@ -108,7 +108,8 @@ def inputs_unchanged(student, weights, log_probs, rewards, baseline, mask, score
 @recipe()
 def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4):
     """Train the reference AttnCaptioner on the coordinate-augmented hidden grids that file `data` names, with
-    the student's HardAttentionLoss and the kit's loop; decode the test grids greedily through the student's
+    the student's HardAttentionLoss and the kit's loop, until the grader has seen its captions reach the threshold
+    or for `epochs` epochs (judged_epochs); decode the test grids greedily through the student's
     HardAttentionDecoder (argmax location). Returns the captions, the training curve and, for the feedback
     report, the attention weights at each step of decoding the first `shown` test grids again (None if that
     fails: the report is optional)."""
@@ -119,8 +120,12 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4):
     del d  # the memory-mapped grids: their pages would stay resident beside the copies with coordinates
     seed_everything(seed)
     model = attention.AttnCaptioner()
+
+    def decode():
+        decoder = student.HardAttentionDecoder(model)
+        return greedy_decode(decoder, decoder.init_state(test_features), T_MAX)
     history = train(model, student.HardAttentionLoss(features, tokens, seed=seed), len(tokens), epochs,
-                    batch_size, lr=lr, seed=seed, on_epoch=epoch_done)
+                    batch_size, lr=lr, seed=seed, on_epoch=judged_epochs(model, decode))
     decoder = student.HardAttentionDecoder(model)
     with torch.no_grad():
         predicted = greedy_decode(decoder, decoder.init_state(test_features), T_MAX)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.worker.recipes import epoch_done, load_split, recipe, reference, report_extra
+from autograder.worker.recipes import judged_epochs, load_split, recipe, reference, report_extra
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
 
@@ -87,7 +87,8 @@ def inputs_after_calls(student, sizes, weights, x, h, W_xh, W_hh, b, image_term,
 @recipe()
 def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, beam_width=3):
     """Train the student's ShowTellRNN with the kit's loop and the student's caption_loss on the grids in
-    file `data` (autograder.grader.training.share_split); return greedy captions of its test grids, the
+    file `data` (autograder.grader.training.share_split), until the grader has seen its captions reach the
+    threshold or for `epochs` epochs (judged_epochs); return greedy captions of its test grids, the
     training curve and, for the feedback report, the reference beam search's beams and scores on the first
     `shown` test grids (None if that fails: the report is optional)."""
     decoding = reference("decoding")
@@ -95,10 +96,13 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, beam_
     grids, tokens = d["grids"], d["tokens"]
     seed_everything(seed)
     model = student.ShowTellRNN()
+
+    def decode():
+        return decoding.greedy_decode(model, model.init_state(d["test_grids"]), T_MAX)
     history = train(model, lambda m, idx: student.caption_loss(m(grids[idx], tokens[idx]), tokens[idx]),
-                    len(tokens), epochs, batch_size, lr, seed=seed, on_epoch=epoch_done)
+                    len(tokens), epochs, batch_size, lr, seed=seed, on_epoch=judged_epochs(model, decode))
     with torch.no_grad():
-        predicted = decoding.greedy_decode(model, model.init_state(d["test_grids"]), T_MAX)
+        predicted = decode()
 
     def beams():
         with torch.no_grad():

@@ -1,0 +1,109 @@
+"""The score of every epoch of the training checks' runs: what stopping a run at the threshold changes.
+
+    python benchmarks/epoch_scores.py [--seeds 5] [--part PART ...] [--variants]
+
+A training check stops a run after the first epoch whose captions reach the threshold (autograder/grader/training.py,
+`reached`) instead of always training for the budget's epochs. The grade means the same if every run that reaches
+the threshold at some epoch also ends above it after all its epochs, and every run that never does stays below at
+every epoch. For the reference over training seeds +0 .. +SEEDS-1 (as `python -m autograder.grader.calibrate`) and,
+with --variants, for the correct and the broken variants of tests/meta that change the trained part, this trains
+each part's check with its recipe (the worker's, with the student's module imported here:
+benchmarks/inprocess_worker.py), scores the captions after every epoch without stopping, and prints per run: the
+epoch the threshold is first reached, the lowest score after it, the last epoch's score, and whether the verdict
+differs. StyleNet's run (the student's own loop) is not stopped early and is left out.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import torch  # noqa: E402
+
+from autograder.grader.context import GradingContext  # noqa: E402
+from autograder.grader.training import SPECS, exact_match_of, share_split  # noqa: E402
+from autograder.worker import recipes  # noqa: E402
+from inprocess_worker import InProcessWorker  # noqa: E402
+
+STOPPED = ("show_and_tell", "attention", "reinforce", "lstm_a")   # the parts whose runs a threshold stops
+
+
+def epoch_scores(part: str, submission: Path, ctx: GradingContext, seed: int) -> tuple[list[float], float]:
+    """(exact match after each epoch, CPU seconds) of `part`'s training check run on `submission` with training
+    seed `seed`, never stopped."""
+    spec = SPECS[part]
+    scores: list[float] = []
+
+    def record(epoch: int, epochs: int, tokens) -> bool:
+        scores.append(exact_match_of({"tokens": tokens}, ctx))
+        return False
+    worker = InProcessWorker(part, submission, Path(tempfile.mkdtemp(prefix="captionkit-epochs-")))
+    try:
+        t0 = time.process_time()
+        out = worker.call(spec.recipe, evaluate=record, data=share_split(ctx), epochs=spec.epochs,
+                          batch_size=spec.batch_size, lr=spec.lr, seed=seed, **spec.options)
+        seconds = time.process_time() - t0
+    finally:
+        worker.close()
+    return scores + [exact_match_of(out, ctx)], seconds
+
+
+def summary(name: str, scores: list[float], threshold: float, seconds: float) -> str:
+    """One table row: where the run first reaches `threshold`, its lowest score from there on, its last score."""
+    first = next((i for i, s in enumerate(scores) if s >= threshold), None)
+    lowest_after = min(scores[first:]) if first is not None else None
+    full, stopped = scores[-1] >= threshold, first is not None
+    return (f"| {name} | " + " ".join(f"{s:.2f}" for s in scores) + f" | {first + 1 if stopped else '-'} | "
+            f"{f'{lowest_after:.3f}' if stopped else '-'} | {scores[-1]:.3f} | {'pass' if full else 'fail'} | "
+            f"{'pass' if stopped else 'fail'}{'' if full == stopped else ' (DIFFERS)'} | {seconds:.1f} |")
+
+
+def variants_of(part: str) -> list:
+    """The variants of tests/meta that edit `part` (its correct alternatives and its bugs)."""
+    from tests.meta.variants import all_variants
+
+    return [v for v in all_variants() if v.part == part]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--part", action="append", choices=STOPPED)
+    parser.add_argument("--variants", action="store_true", help="also every variant of tests/meta of the part")
+    args = parser.parse_args()
+    torch.set_num_threads(1)   # as the worker trains
+    from solutions import attention, decoding, show_and_tell   # the references a recipe uses (engine.REFERENCES)
+    recipes.REFERENCES.update(decoding=decoding, show_and_tell=show_and_tell, attention=attention)
+    ctx = GradingContext(Path(tempfile.mkdtemp(prefix="captionkit-epochs-")))
+    print(f"hidden data seed {ctx.seed}; one thread")
+    for part in args.part or STOPPED:
+        spec = SPECS[part]
+        print(f"\n{part}: threshold {spec.threshold}, {spec.epochs} epochs\n")
+        print("| run | exact match after each epoch | first epoch at the threshold | lowest after | last | "
+              "verdict, all epochs | verdict, stopped | CPU s |")
+        print("|---|---|---|---|---|---|---|---|")
+        for i in range(args.seeds):
+            scores, seconds = epoch_scores(part, ROOT / "solutions", ctx, ctx.seed + i)
+            print(summary(f"reference, seed +{i}", scores, spec.threshold, seconds), flush=True)
+        for variant in variants_of(part) if args.variants else ():
+            from tests.meta.variants import make_submission
+
+            folder = make_submission(Path(tempfile.mkdtemp(prefix="captionkit-variant-")), variant)
+            try:
+                scores, seconds = epoch_scores(part, folder, ctx, ctx.seed)
+            except Exception as exc:  # noqa: BLE001 (a broken variant may fail to train at all)
+                print(f"| {'correct' if variant.correct else 'broken'} {variant.name} | raised "
+                      f"{type(exc).__name__}: {str(exc)[:80]} | | | | | | |", flush=True)
+                continue
+            print(summary(f"{'correct' if variant.correct else 'broken'} {variant.name}", scores, spec.threshold,
+                          seconds), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
