@@ -162,3 +162,21 @@ def test_training_loop_is_deterministic_and_rejects_a_diverging_loss():
     model = torch.nn.Linear(1, 1)
     with pytest.raises(FloatingPointError, match=r"train: the loss became nan"):
         train(model, lambda m, idx: m.weight.sum() * float("nan"), 4, 1, 2)
+
+
+def test_training_stops_after_the_epoch_whose_on_epoch_returns_true():
+    def run(stop_after):
+        seed_everything(0)
+        model = torch.nn.Linear(4, 1)
+        x, y = torch.randn(40, 4), torch.randn(40, 1)
+        seen = []
+
+        def on_epoch(epoch, epochs, loss):
+            seen.append((epoch, epochs))
+            return epoch == stop_after
+        return train(model, lambda m, idx: ((m(x[idx]) - y[idx]) ** 2).mean(), 40, 5, 8, on_epoch=on_epoch).losses, seen
+
+    full, seen = run(stop_after=None)
+    assert len(full) == 5 and seen == [(e, 5) for e in range(1, 6)]
+    stopped, seen = run(stop_after=2)
+    assert stopped == full[:2] and seen == [(1, 5), (2, 5)]   # the same run, ended after epoch 2
