@@ -253,6 +253,7 @@ def f10(tmp_path_factory):
                 path.unlink(missing_ok=True)
 
 
+@pytest.mark.caps
 def test_F10_memory_blowup_and_oversized_result(f10):
     assert_contained(f10, within=2 * BOUND)
     assert f10.result(FIRST).output == "sent an unreadable reply (MessageTooLarge)"
@@ -262,6 +263,7 @@ def test_F10_memory_blowup_and_oversized_result(f10):
     assert f10.full_marks("decoding"), f10.describe()
 
 
+@pytest.mark.caps
 @pytest.mark.xfail(not detect().private_tmp, strict=True, reason="no mount namespace here (no CAP_SYS_ADMIN, or not "
                    "root), so no private tmpfs for the worker's /dev/shm: files are capped one by one and counted by "
                    "the memory watchdog (docs/security.md, F10)")
@@ -535,6 +537,7 @@ def test_A11_the_worker_sees_no_grader_secrets(tmp_path, monkeypatch):
         assert found["parent_environ"] == found["init_environ"] == found["parent_mem"] == "PermissionError", found
 
 
+@pytest.mark.caps
 def test_A13_no_network(tmp_path):
     if not confine.available():
         network_namespace("A13 (network access) without a seccomp filter")
@@ -706,6 +709,7 @@ def _remove_leftovers(uid: int) -> None:
             path.unlink()
 
 
+@pytest.mark.caps
 @pytest.mark.xdist_group("hostile-a18")   # one grade of A18: two would see each other's leftovers
 def test_A18_damage_is_refused_and_temp_files_swept(a18):
     graded, private, _ = a18
@@ -720,6 +724,7 @@ def test_A18_damage_is_refused_and_temp_files_swept(a18):
     assert graded.total("bleu") == (4, 5) and graded.full_marks("decoding"), graded.describe()
 
 
+@pytest.mark.caps
 @pytest.mark.xdist_group("hostile-a18")   # one grade of A18: two would see each other's leftovers
 def test_A18_nothing_is_left_for_the_next_submission(a18):
     graded, _, uid = a18
@@ -744,6 +749,7 @@ def test_A16_leftover_daemon_thread_and_atexit_are_stopped(tmp_path, tmp_public)
     assert not (drop / "atexit-ran").exists()
 
 
+@pytest.mark.caps
 def test_A17_fork_bomb_hits_the_process_limit(tmp_path):
     user_switch("A17 (RLIMIT_NPROC, which Linux does not enforce for root)")
     graded = run_grade(build("A17_fork_bomb", tmp_path / "sub", also=("decoding",)), ("bleu", "decoding"))

@@ -115,6 +115,7 @@ def test_A29_a_replaced_error_reducer_shows_no_hidden_inputs(tmp_path):
 
 # -- A30: the oracles ------------------------------------------------------------------------------------------
 
+@pytest.mark.caps
 def test_A30_the_bleu_oracles_cannot_be_imported_by_the_worker(tmp_path):
     user_switch("A30 (packages readable by the grader only)")
     graded = run_grade(build("A30_oracle_imports", tmp_path / "sub"), ("bleu",))
@@ -161,6 +162,7 @@ def test_A32_a_huge_token_id_is_the_student_s_failure(tmp_path):
 
 # -- A33: the worker's privileges -------------------------------------------------------------------------------
 
+@pytest.mark.caps
 def test_A33_the_worker_has_no_privileges_and_cannot_make_namespaces_or_sockets(tmp_path):
     graded = run_grade(build("A33_privileges", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND)
@@ -242,6 +244,7 @@ def test_A34_staging_never_follows_a_link(tmp_path, monkeypatch):
 
 # -- A35: the memory of the worker's processes together ---------------------------------------------------------
 
+@pytest.mark.caps
 def test_A35_the_worker_s_processes_together_are_held_to_a_memory_limit(tmp_path, monkeypatch):
     from autograder.public import client
 
@@ -266,6 +269,7 @@ def a36_probe() -> tuple[harness.Graded, dict]:
         return graded, json.loads((drop / "processes.json").read_text())
 
 
+@pytest.mark.caps
 def test_A36_other_processes_are_invisible_to_the_worker_or_out_of_its_reach():
     """Root with CAP_SYS_ADMIN: the worker's /proc lists its own init and itself only. Root with Docker's default
     capabilities (no PID namespace): it lists every process, but finds no secret in a command line, reads nothing
@@ -303,6 +307,7 @@ LIST_PROCESSES = ("import os; print(os.getpid(), os.getppid(), "
                   "*sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))")
 
 
+@pytest.mark.caps
 def test_A36_without_root_other_processes_are_invisible_where_the_kernel_allows_user_namespaces():
     # A user namespace needs no capability, so this test's own user makes it as a laptop's would (as root, the
     # interpreter may lie in a folder other users cannot search); a kernel may still refuse them to users other
@@ -346,6 +351,7 @@ def live_children() -> list[int]:
     return [pid for pid, state in children().items() if state not in ("Z", "X")]
 
 
+@pytest.mark.caps
 def test_a_submission_past_its_time_limit_is_stopped_swept_and_reported(tmp_path, monkeypatch):
     """gradescope.run grades in a child process under the submission's time limit; past it the child is killed,
     what it started is swept, and results.json says that grading stopped. The submission's import never ends."""
