@@ -107,21 +107,35 @@ def test_nothing_hidden_is_installed_where_the_worker_reads(installed):
     assert not exposed, exposed
 
 
-def test_reference_earns_full_marks(installed):
-    document = run_autograder(installed, {f"{p.stem}.py": p for p in sorted((ROOT / "solutions").glob("[!_]*.py"))})
+def test_a_correct_part_earns_full_marks_and_a_missing_one_nothing(installed):
+    """run_autograder's plumbing on correct code: the environment setup.sh made trains and grades a trained part
+    (show_and_tell) to full marks; the parts not sent score 0 and say so. The full reference's full marks on
+    every part are tests/test_grader.py's (the same engine, without this door)."""
+    document = run_autograder(installed, {"show_and_tell.py": ROOT / "solutions" / "show_and_tell.py"})
     totals = part_totals(document)
-    assert len(totals) == 7 and all(got == out_of for got, out_of in totals.values()), totals
-    assert document["score"] == sum(out_of for _, out_of in totals.values())
+    assert len(totals) == 7 and totals["show_and_tell"][0] == totals["show_and_tell"][1] > 0, totals
+    assert all(got == 0 for part, (got, _) in totals.items() if part != "show_and_tell"), totals
+    assert document["score"] == totals["show_and_tell"][1]
+    missing = [t for t in document["tests"] if t["tags"][0] != "show_and_tell"]
+    assert all(t["output"] == f"{t['tags'][0]}.py is missing from the submission" for t in missing), missing
 
 
 def test_stubs_earn_nothing_and_a_zip_upload_is_read(installed, tmp_path):
+    """A zip upload's modules are found in its folder and graded: the stubs of the untrained parts earn nothing and
+    say why (every part's stub earning nothing is tests/test_grader.py's)."""
+    stubs = ("decoding", "bleu")
     upload = tmp_path / "upload.zip"
     with zipfile.ZipFile(upload, "w") as zf:
-        for path in sorted((ROOT / "assignments").glob("[!_]*.py")):
-            zf.write(path, f"my_work/{path.name}")
+        for module in stubs:
+            zf.write(ROOT / "assignments" / f"{module}.py", f"my_work/{module}.py")
     document = run_autograder(installed, {"upload.zip": upload})
     totals = part_totals(document)
     assert len(totals) == 7 and all(got == 0 for got, _ in totals.values()), totals
+    for test in document["tests"]:
+        if test["tags"][0] in stubs:
+            assert "not implemented" in test["output"] or "NotImplementedError" in test["output"], test
+        else:
+            assert test["output"] == f"{test['tags'][0]}.py is missing from the submission", test
     assert "not implemented" in visible_text(document)
 
 
