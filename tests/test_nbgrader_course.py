@@ -1,10 +1,12 @@
 """The nbgrader course end to end, with real nbgrader driven through its Python API.
 
 `python -m instructor nbgrader-course` writes the course; generate_assignment releases it; three students
-submit: "reference" (the release with the modules of solutions/), "stubs" (the release as is) and "tamper"
-(no modules; a deleted, an edited and an added cell, and a fake `autograder` package of its own). Each is
-autograded once (module fixture; the reference takes a few minutes, the training parts train), then
-feedback and the CSV export are generated. Every kernel has a library warning on stderr in every cell.
+submit: "reference" (the release with the modules of solutions/ for REFERENCE_PARTS, one trained part among
+them, and no module for the other parts), "stubs" (the release as is) and "tamper" (no modules; a deleted, an
+edited and an added cell, and a fake `autograder` package of its own). Each is autograded once (session fixture;
+the reference's trained part trains), then feedback and the CSV export are generated. What is proven here is the
+course's plumbing (grade cells, their points, stderr, the gradebook): the reference's full marks on every part
+are tests/test_grader.py's. Every kernel has a library warning on stderr in every cell.
 """
 from __future__ import annotations
 
@@ -34,6 +36,8 @@ pytestmark = pytest.mark.xdist_group("nbgrader")  # one worker builds the course
 ROOT = Path(__file__).resolve().parent.parent
 ASSIGNMENT = "captioning"
 HIDDEN_SEED = str(json.loads((ROOT / "autograder" / "grader" / "hidden" / "seed.json").read_text())["seed"])
+# The parts the reference student sends the reference's modules of: a trained part and two that train nothing.
+REFERENCE_PARTS = ("show_and_tell", "decoding", "bleu")
 NOISE = "UserWarning: TypedStorage is deprecated (a library warning on stderr, from the test)"
 
 # In every kernel of the test, before every cell: a Python warning and a C-level write on stderr, as torch
@@ -114,15 +118,15 @@ def course(tmp_path_factory):
         release = path / "release" / ASSIGNMENT
         released_nb = nbformat.read(str(release / f"{ASSIGNMENT}.ipynb"), as_version=4)
 
-        def submit(student: str, modules: Path | None, nb) -> Path:
+        def submit(student: str, modules: Path | None, nb, parts=MODULES) -> Path:
             folder = path / "submitted" / student / ASSIGNMENT
             folder.mkdir(parents=True)
-            for module in MODULES if modules else ():
+            for module in parts if modules else ():
                 shutil.copy(modules / f"{module}.py", folder / f"{module}.py")
             nbformat.write(nb, str(folder / f"{ASSIGNMENT}.ipynb"))
             return folder
 
-        submit("reference", ROOT / "solutions", released_nb)
+        submit("reference", ROOT / "solutions", released_nb, REFERENCE_PARTS)
         submit("stubs", release, released_nb)
         tampered = nbformat.from_dict(json.loads(json.dumps(released_nb)))
         tampered.cells = [c for c in tampered.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "decoding"]
@@ -278,18 +282,24 @@ def test_release_is_locked_and_holds_only_stubs(course):
 
 def test_reference_gets_full_marks_and_stubs_zero(course):
     points = nbgrader_course.part_points()
-    assert course["grades"]["reference"] == {p: (points[p], points[p], False) for p in MODULES}
+    assert course["grades"]["reference"] == {p: (points[p] if p in REFERENCE_PARTS else 0.0, points[p], False)
+                                             for p in MODULES}
     assert course["grades"]["stubs"] == {p: (0.0, points[p], False) for p in MODULES}
     rows = course["rows"]
     total = sum(points.values())
-    assert float(rows["reference"]["score"]) == float(rows["reference"]["max_score"]) == total
+    assert float(rows["reference"]["score"]) == sum(points[p] for p in REFERENCE_PARTS)
+    assert float(rows["reference"]["max_score"]) == total
+    cells = grade_cells(autograded(course, "reference"))
+    for part, cell in cells.items():
+        out = "".join(o.get("text", "") for o in cell.outputs)
+        assert (f"{part}.py is missing from the submission" in out) == (part not in REFERENCE_PARTS), (part, out)
     assert float(rows["stubs"]["score"]) == 0.0 and float(rows["stubs"]["max_score"]) == total
     out = "".join(o.get("text", "") for c in grade_cells(autograded(course, "stubs")).values() for o in c.outputs)
     assert "is not implemented yet" in out          # the student sees why
 
 
 def test_a_library_warning_on_stderr_does_not_zero_a_correct_answer(course):
-    # The noise ran before every grade cell of the reference, which still has full marks (above) ...
+    # The noise ran before every grade cell of the reference, whose parts still have full marks (above) ...
     ran = [line for line in course["noise"] if f"{os.sep}reference{os.sep}" in line]
     assert len(ran) >= len(MODULES)
     # ... and no stderr output is left to score.
