@@ -22,7 +22,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder.grader import rubric as rubric_mod
 from autograder.grader import templates
-from instructor.stubs import generate_stubs, lint_stub, stub_diff
+from instructor.stubs import committed_stubs
 from shared.parts import BY_MODULE, MODULES, PARTS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -133,25 +133,6 @@ def config_text() -> str:
                             MAX_TIMEOUT=max(limits.values()), IGNORE_STDERR=IGNORE_STDERR)
 
 
-def _stubs() -> dict[str, str]:
-    """The committed stub of every part, checked against the one generated from solutions/ now."""
-    generated = generate_stubs(ROOT / "solutions")
-    stubs = {}
-    for module in MODULES:
-        path = ROOT / "assignments" / f"{module}.py"
-        if module not in generated or not path.is_file():
-            raise FileNotFoundError(f"assignments/{module}.py or solutions/{module}.py is missing")
-        if stub_diff(module, generated[module], ROOT / "assignments"):
-            raise ValueError(f"assignments/{module}.py differs from the stub generated from solutions/"
-                             f"{module}.py; run `python -m instructor stubs` first")
-        text = path.read_text(encoding="utf-8")
-        problems = lint_stub(text, f"assignments/{module}.py")
-        if problems:
-            raise ValueError("; ".join(problems))
-        stubs[module] = text
-    return stubs
-
-
 def write_course(out: Path, assignment: str = "captioning") -> Path:
     """Write (or refresh) the course directory `out` with the assignment's source folder; return `out`.
 
@@ -163,7 +144,7 @@ def write_course(out: Path, assignment: str = "captioning") -> Path:
     config = out / "nbgrader_config.py"
     if config.exists() and CONFIG_HEADER not in config.read_text(encoding="utf-8"):
         raise FileExistsError(f"{config} was not written by the kit; move it away first")
-    stubs = _stubs()
+    stubs = committed_stubs(ROOT)
     notebook = build_notebook()
     source = out / "source" / assignment
     if source.exists():

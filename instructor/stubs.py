@@ -200,6 +200,33 @@ def check_drift(solutions_dir: Path, assignments_dir: Path) -> list[str]:
             if stub_diff(module, text, assignments_dir)]
 
 
+class StubDrift(ValueError):
+    """A committed stub is missing, differs from the one generated from its solution, or fails the lint; the
+    message is one line saying which and what to run."""
+
+
+def committed_stubs(root: Path = ROOT) -> dict[str, str]:
+    """{module: text} of the committed stub of every part (root/assignments/), each checked against the stub
+    generated from root/solutions/ now: what may be handed to students (the nbgrader course, the handout).
+    StubDrift when one is missing, has drifted or fails the lint."""
+    solutions, assignments = Path(root) / "solutions", Path(root) / "assignments"
+    generated = generate_stubs(solutions)
+    stubs = {}
+    for module in MODULES:
+        path = assignments / f"{module}.py"
+        if module not in generated or not path.is_file():
+            raise StubDrift(f"assignments/{module}.py or solutions/{module}.py is missing")
+        if stub_diff(module, generated[module], assignments):
+            raise StubDrift(f"assignments/{module}.py differs from the stub generated from solutions/{module}.py; "
+                            "run `python -m instructor stubs` first")
+        text = path.read_text(encoding="utf-8")
+        problems = lint_stub(text, f"assignments/{module}.py")
+        if problems:
+            raise StubDrift("; ".join(problems))
+        stubs[module] = text
+    return stubs
+
+
 def lint_all(solutions_dir: Path, assignments_dir: Path) -> list[str]:
     """Lint every `.py` file in `solutions_dir` (markers) and in `assignments_dir` (leftovers)."""
     errors = []
