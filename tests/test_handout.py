@@ -1,0 +1,379 @@
+"""The student handout (`python -m instructor handout`): built once per test session into a temporary folder (and a
+zip), then used as a student would, by an interpreter of its own that sees the handout and the installed packages
+but nothing of the kit (no `solutions`, no `autograder.grader`, no `instructor`):
+
+- it holds what a student needs (seven stubs, seven notebooks and their otter tests, the public checker, the
+  shared modules they import, README, install file) and nothing else: no line from inside a solution region, no
+  line of a hidden check, no hidden seed, no compiled file or cache, in the folder or the zip;
+- `python -m autograder.public check` there fails every public check of the stubs with the stub's one line, passes
+  every public check of the seven reference modules copied in, and names a module that is missing;
+- the build refuses a kit it cannot hand out (a drifted stub, a bad golden file) with one line.
+"""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from autograder.grader import rubric
+from autograder.grader.checks import checks_of
+from autograder.grader.context import HIDDEN
+from instructor import handout
+from instructor.__main__ import main
+from shared.parts import BY_MODULE, MODULES
+
+ROOT = Path(__file__).resolve().parents[1]
+# Every test of this file shares the session's one handout build (one xdist worker builds it).
+pytestmark = pytest.mark.xdist_group("handout")
+CHECK_TIMEOUT = 600   # seconds for one `check` of every part (about a minute on a quiet machine)
+# A line shorter than this ("else:", "return h, c", "hs = []") says nothing about a solution or a check.
+DISTINCTIVE = 24
+# Lines of solution regions that the handout holds on purpose, each with why it gives nothing away.
+REVIEWED = {
+    "bp = 1.0 if c > r else math.exp(1 - r / c)":
+        "BLEU's brevity penalty as the spec and the lecture print it: the closed form of the public BLEU checks",
+    "for t in range(captions.shape[1] - 1):":
+        "the teacher-forcing loop of every recipe and public oracle",
+    "if image_term is not None:": "the public RNN-cell oracle's optional image term",
+    "return torch.stack(out, 1)": "a recipe stacking the steps it decoded",
+}
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory) -> tuple[Path, Path]:
+    """(the handout folder, its zip), written by the instructor command."""
+    base = tmp_path_factory.mktemp("handout")
+    folder, archive = base / "captioning", base / "captioning.zip"
+    assert main(["handout", "--out", str(folder), "--zip", str(archive)]) == 0
+    return folder, archive
+
+
+@pytest.fixture(scope="session")
+def student_python(tmp_path_factory) -> Path:
+    """A virtual environment of its own that sees this interpreter's packages (torch, hypothesis, otter, ...) but
+    not the kit: a path line of a .pth file adds the packages' folder without running its .pth files, so the kit's
+    editable install (a .pth file there) is not loaded."""
+    venv = tmp_path_factory.mktemp("student-venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    packages = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    Path(purelib, "kit-packages.pth").write_text("".join(f"{p}\n" for p in sorted(packages)))
+    return python
+
+
+def student_env() -> dict[str, str]:
+    """This session's environment without what would let the kit in (PYTHONPATH) or write caches."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
+    return env | {"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def run_in(folder: Path, python: Path, *args: str, timeout: float = CHECK_TIMEOUT) -> subprocess.CompletedProcess:
+    """`python *args` in `folder`, as a student runs it there."""
+    return subprocess.run([str(python), *args], cwd=folder, env=student_env(), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def copy_of(folder: Path, where: Path) -> Path:
+    """A copy of the handout to work in (the built one stays as it was built, for the leak test)."""
+    shutil.copytree(folder, where)
+    return where
+
+
+def public_checks() -> dict[str, list[str]]:
+    """{part: [public check name, ...]} in the rubric's order."""
+    return {part: [n for n, e in entries.items() if e.visibility == "public"] for part, entries in rubric.load().items()}
+
+
+def check_lines(out: str) -> dict[str, tuple[str, str]]:
+    """{check name: (PASS or FAIL, the first line under it)} from the printed table."""
+    lines = out.splitlines()
+    found = {}
+    for i, line in enumerate(lines):
+        m = re.fullmatch(r"\s+\d+\.\d+\s+(PASS|FAIL)\s+\S+\s+(\w+)", line)
+        if m:
+            below = lines[i + 1].strip() if m[1] == "FAIL" and i + 1 < len(lines) else ""
+            found[m[2]] = (m[1], below)
+    return found
+
+
+# -- what is in it -------------------------------------------------------------------------------------------------
+
+def test_the_handout_holds_what_students_need(built):
+    folder, _ = built
+    names = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    for module in MODULES:
+        assert {f"{module}.py", f"{module}.ipynb", f"tests/{module}.py",
+                f"autograder/public/checks/{module}.py", f"autograder/worker/recipes/{module}.py"} <= names
+        assert (folder / f"{module}.py").read_text() == (ROOT / "assignments" / f"{module}.py").read_text()
+    assert {"README.md", "install.py", "requirements.txt", "autograder/public/rubric.json",
+            "autograder/public/__main__.py", "shared/__init__.py", "shared/parts.py"} <= names
+    top = {name.split("/")[0] for name in names}
+    assert top == {"README.md", "install.py", "requirements.txt", "autograder", "shared", "tests",
+                   *(f"{m}.py" for m in MODULES), *(f"{m}.ipynb" for m in MODULES)}
+    assert not any(name.startswith(("autograder/grader", "solutions", "instructor")) for name in names)
+
+
+def test_the_student_readme_has_the_two_commands_and_the_submission(built):
+    text = (built[0] / "README.md").read_text()
+    assert "python install.py" in text and f"python -m {handout.CHECKER} check" in text
+    assert all(f"`{m}.py`" in text for m in MODULES) and "Gradescope" in text and "nbgrader" in text
+    assert "@" not in re.sub(r"\S+@\S+", "", text.replace(handout.GENERATED, ""))   # every placeholder filled
+
+
+def test_the_requirements_are_the_kits_and_install_plans_only_what_is_missing(built, student_python):
+    folder, _ = built
+    requirements = (folder / "requirements.txt").read_text()
+    for name in handout.STUDENT_PACKAGES:
+        assert re.search(rf"^{name}[=<>]", requirements, re.M), name
+    done = run_in(folder, student_python, "install.py", "--dry-run", timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-1] == "install: everything the assignment needs is installed", done.stdout
+
+
+def test_install_puts_a_cpu_torch_first_and_keeps_what_is_installed(built, monkeypatch):
+    """As on a fresh machine (nothing installed) and as on Colab (torch and numpy there, the rest missing)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("handout_install", built[0] / "install.py")
+    install = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(install)
+    wanted = install.requirements(built[0] / "requirements.txt")
+    monkeypatch.setattr(install.sys, "platform", "linux")
+    monkeypatch.setattr(install, "installed_version", lambda name: None)
+    commands, _ = install.plan(wanted)
+    assert commands[0][-3:] == ["--index-url", install.TORCH_CPU_INDEX, str(wanted[0])] and "torch" in commands[0][-1]
+    assert len(commands) == 2 and not any("torch" in arg for arg in commands[1])
+    on_colab = {"torch": "2.5.1+cu121", "numpy": "1.26.4", "notebook": "6.5.5"}
+    monkeypatch.setattr(install, "installed_version", on_colab.get)
+    commands, notes = install.plan(wanted)
+    assert len(commands) == 1 and not any(arg.startswith(("torch", "numpy", "notebook")) for arg in commands[0])
+    assert "torch 2.5.1+cu121 is installed" in notes
+
+
+# -- the leak test -----------------------------------------------------------------------------------------------
+
+def handout_files(built) -> dict[str, bytes]:
+    """{name: bytes} of every file of the handout folder and, prefixed "zip:", of its zip; the zip holds the same
+    files under one folder."""
+    folder, archive = built
+    files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    with zipfile.ZipFile(archive) as z:
+        zipped = {name.split("/", 1)[1]: z.read(name) for name in z.namelist() if not name.endswith("/")}
+        assert {name.split("/", 1)[0] for name in z.namelist()} == {archive.stem}
+    assert zipped == files
+    return files | {f"zip:{name}": data for name, data in zipped.items()} | {"zip": archive.read_bytes()}
+
+
+def region_lines(text: str) -> tuple[set[str], set[str]]:
+    """(stripped lines inside `### BEGIN SOLUTION` ... `### END SOLUTION`, stripped lines outside) of a module."""
+    inside, outside, open_ = set(), set(), False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if re.fullmatch(r"#+\s*BEGIN SOLUTION\s*", stripped):
+            open_ = True
+        elif re.fullmatch(r"#+\s*END SOLUTION\s*", stripped):
+            open_ = False
+        elif stripped:
+            (inside if open_ else outside).add(stripped)
+    return inside, outside
+
+
+def secret_solution_lines() -> dict[str, str]:
+    """{line: module} of the distinctive lines inside the solution regions of solutions/*.py that the stubs do not
+    hold (a line that is also outside every region, say a loop the stub keeps, is no secret)."""
+    inside, outside = {}, set()
+    for path in sorted((ROOT / "solutions").glob("*.py")):
+        lines_in, lines_out = region_lines(path.read_text(encoding="utf-8"))
+        outside |= lines_out
+        inside |= {line: path.name for line in lines_in if len(line) >= DISTINCTIVE}
+    return {line: where for line, where in inside.items() if line not in outside and line not in REVIEWED}
+
+
+def secret_check_lines() -> dict[str, str]:
+    """{line: check} of the distinctive lines of every hidden check's source that no public check module or recipe
+    holds (hidden checks call the helpers that public checks call: such a line is public already)."""
+    public = set()
+    for path in [*(ROOT / "autograder" / "public" / "checks").glob("*.py"),
+                 *(ROOT / "autograder" / "worker" / "recipes").glob("*.py")]:
+        public |= {line.strip() for line in path.read_text(encoding="utf-8").splitlines()}
+    entries = rubric.load()
+    found = {}
+    for part in MODULES:
+        for chk in checks_of(part):
+            if entries[part][chk.name].visibility == "hidden":
+                for line in inspect.getsource(chk.fn).splitlines():
+                    if len(line.strip()) >= DISTINCTIVE and line.strip() not in public:
+                        found.setdefault(line.strip(), f"{part}.{chk.name}")
+    return found
+
+
+def leaks(files: dict[str, bytes], secrets: dict[str, str]) -> list[str]:
+    """'file: line (from where)' for every secret line found as a line of a text file (the zip's members are
+    compressed, so they are looked for in its members)."""
+    found = []
+    for name, data in files.items():
+        if name == "zip":
+            continue
+        lines = {line.strip() for line in data.decode("utf-8", errors="replace").splitlines()}
+        if name.endswith(".ipynb"):   # a notebook's code is JSON strings, one per line
+            cells = json.loads(data)["cells"]
+            lines |= {line.strip() for cell in cells for line in "".join(cell["source"]).splitlines()}
+        found += [f"{name}: {line!r} (from {where})" for line, where in secrets.items() if line in lines]
+    return found
+
+
+def test_no_solution_line_is_in_the_handout(built):
+    secrets = secret_solution_lines()
+    assert len(secrets) > 100   # the regions are read (a wrong marker pattern would find none)
+    assert leaks(handout_files(built), secrets) == []
+
+
+def test_no_hidden_check_line_is_in_the_handout(built):
+    secrets = secret_check_lines()
+    assert len(secrets) > 100
+    assert leaks(handout_files(built), secrets) == []
+
+
+def test_the_leak_scans_find_a_planted_line(built, tmp_path):
+    """The scans above are not blind: a solution line and a hidden check's line planted in copies are found."""
+    solution, check = next(iter(secret_solution_lines())), next(iter(secret_check_lines()))
+    files = handout_files(built)
+    planted = files | {"shared/vocab.py": files["shared/vocab.py"] + f"\n    {solution}\n".encode(),
+                       "zip:bleu.ipynb": files["zip:bleu.ipynb"].replace(b'"source": [', b'"source": [' +
+                                                                         json.dumps(check + "\n").encode() + b", ", 1)}
+    assert len(leaks(planted, secret_solution_lines())) == 1
+    assert len(leaks(planted, secret_check_lines())) == 1
+
+
+def test_no_hidden_seed_nor_hidden_data_is_in_the_handout(built):
+    seeds = json.loads((HIDDEN / "seed.json").read_text())
+    files = handout_files(built)
+    for name, data in files.items():
+        assert str(seeds["test_secret"]).encode() not in data, name
+        assert not re.search(rb"(?<![0-9])%d(?![0-9])" % int(seeds["seed"]), data) or name.endswith((".pt", "zip")), \
+            name
+        assert (HIDDEN / "seed.json").read_bytes() not in data, name
+    # Binary files are the golden data only, which holds the public cases' tensors (their inputs come from fixed
+    # public seeds, checked by tests/test_public_checks.py), never the grader's data cache.
+    binary = {name for name in files if name.endswith(".pt")}
+    assert binary == {f"{prefix}autograder/public/golden/{part}.pt" for prefix in ("", "zip:")
+                      for part in ("attention", "stylenet")}
+
+
+def test_no_compiled_file_cache_or_hidden_file_is_in_the_handout(built):
+    for name in handout_files(built):
+        parts = name.removeprefix("zip:").split("/")
+        assert not any(p.startswith(".") or p in ("__pycache__", ".ipynb_checkpoints") for p in parts), name
+        assert not name.endswith((".pyc", ".pyo")), name
+
+
+# -- the handout alone runs the checks -----------------------------------------------------------------------------
+
+def test_the_student_interpreter_sees_the_handout_and_not_the_kit(built, student_python):
+    probe = ("import importlib.util as u, autograder, shared\n"
+             "print(autograder.__file__, shared.__file__)\n"
+             "print([m for m in ('solutions', 'instructor', 'autograder.grader', 'tests.meta') if u.find_spec(m)])\n")
+    done = run_in(built[0], student_python, "-c", probe, timeout=120)
+    assert done.returncode == 0, done.stderr
+    paths, found = done.stdout.splitlines()
+    assert all(Path(p).resolve().is_relative_to(built[0].resolve()) for p in paths.split()), paths
+    assert found == "[]"
+
+
+def test_check_fails_every_public_check_of_the_stubs_with_their_one_line(built, student_python, tmp_path):
+    folder = copy_of(built[0], tmp_path / "captioning")
+    done = run_in(folder, student_python, "-m", handout.CHECKER, "check")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = check_lines(done.stdout)
+    for part, names in public_checks().items():
+        number = BY_MODULE[part].number
+        for name in names:
+            verdict, first = lines[name]
+            assert verdict == "FAIL" and re.fullmatch(
+                rf"your code raised NotImplementedError: Part {number} \({part}\): [\w.]+ is not implemented yet"
+                r"( \[.*\])?", first), f"{name}: {verdict} {first}"
+    total = sum(e.points for entries in rubric.load().values() for e in entries.values() if e.visibility == "public")
+    assert re.search(rf"^total\s+0\.0 /\s+{total:.1f}", done.stdout, re.M), done.stdout[-500:]
+
+
+def test_check_passes_every_public_check_of_the_references(built, student_python, tmp_path):
+    folder = copy_of(built[0], tmp_path / "captioning")
+    for module in MODULES:
+        shutil.copy(ROOT / "solutions" / f"{module}.py", folder / f"{module}.py")
+    done = run_in(folder, student_python, "-m", handout.CHECKER, "check")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = check_lines(done.stdout)
+    expected = [name for names in public_checks().values() for name in names]
+    assert sorted(lines) == sorted(expected)
+    assert [f"{n}: {v} {why}" for n, (v, why) in lines.items() if v != "PASS"] == []
+
+
+def test_check_names_a_module_missing_from_the_folder(built, student_python, tmp_path):
+    (tmp_path / "work").mkdir()
+    done = run_in(built[0], student_python, "-m", handout.CHECKER, "check", str(tmp_path / "work"), "--part",
+                  "bleu")
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = check_lines(done.stdout)
+    assert lines and all(v == ("FAIL", "bleu.py is missing from the submission") for v in lines.values()), lines
+    done = run_in(built[0], student_python, "-m", handout.CHECKER, "check", str(tmp_path / "nowhere"), timeout=120)
+    assert done.returncode == 2 and "nowhere: not a folder" in done.stderr
+
+
+# -- the build refuses what it cannot hand out ---------------------------------------------------------------------
+
+def test_a_drifted_stub_stops_the_build_with_one_line(tmp_path, monkeypatch, capsys):
+    for folder in ("solutions", "assignments"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__", "*.ipynb"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "assignments" / "bleu.py").write_text((tmp_path / "assignments" / "bleu.py").read_text() + "\n# x\n")
+    monkeypatch.setattr(handout, "ROOT", tmp_path)
+    assert main(["handout", "--out", str(tmp_path / "out")]) == 1
+    out = capsys.readouterr().out
+    assert out == ("handout: assignments/bleu.py differs from the stub generated from solutions/bleu.py; run "
+                   "`python -m instructor stubs` first\n")
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("missing", r"autograder/public/golden/attention\.pt is missing: "),
+    ("corrupted", r"autograder/public/golden/attention\.pt is corrupted \(\w+\): "),
+    ("stale", r"autograder/public/golden/attention\.pt is older than the checks that read it "),
+])
+def test_a_bad_golden_file_stops_the_build_with_one_line(damage, message, tmp_path, monkeypatch, capsys):
+    import torch
+
+    from autograder.public import golden
+
+    for part in ("attention", "stylenet"):
+        shutil.copy(golden.path_of(part), tmp_path / f"{part}.pt")
+    monkeypatch.setattr(golden, "HERE", tmp_path)
+    good = (tmp_path / "attention.pt").read_bytes()
+    if damage == "missing":
+        (tmp_path / "attention.pt").unlink()
+    elif damage == "corrupted":
+        (tmp_path / "attention.pt").write_bytes(good[: len(good) // 2])
+    else:
+        document = torch.load(tmp_path / "attention.pt", weights_only=True)
+        (tmp_path / "attention.pt").write_bytes(golden.dumps(document["cases"], "0123456789abcdef"))
+    with pytest.raises(handout.HandoutError, match=f"^{message}.*`python -m instructor golden`$"):
+        handout.golden_files()
+
+
+def test_the_output_must_be_a_handout_or_new(tmp_path, built):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(handout.HandoutError, match="the folder holds files and is not a handout"):
+        handout.write_folder({"README.md": b"x"}, tmp_path)
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    with pytest.raises(handout.HandoutError, match=r"--zip .*: expected a file name ending in \.zip"):
+        handout.write_zip({"README.md": b"x"}, tmp_path / "handout.tar")
