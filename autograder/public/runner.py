@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from autograder.public import limits
@@ -52,6 +52,9 @@ class CheckResult:
     seconds: float
     staff_note: str = ""        # details for TAs only (never in student-visible fields): the case, the traceback
     todo: str = ""              # "TODO ngram_counts (bleu.py:113)": the check stopped at a stub's unwritten TODO
+    # A public check the grader also ran on its own cases: what its public round alone showed ("passed" or the
+    # failure's output), i.e. what a student's `check` shows for the same module; "" for every other check.
+    public_round: str = ""
 
     @property
     def passed(self) -> bool:
@@ -94,11 +97,13 @@ FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function
 @dataclass(frozen=True)
 class Outcome:
     """One check's verdict: `output` for the student, `note` for the course staff only (the failing case and the
-    traceback in the student's file), `todo` when the check stopped at a stub's unwritten TODO."""
+    traceback in the student's file), `todo` when the check stopped at a stub's unwritten TODO, `public_round` (the
+    grader's run of a public check only) what the check's public round alone showed."""
     passed: bool
     output: str = "passed"
     note: str = ""
     todo: str = ""
+    public_round: str = ""
 
 
 def raised_at(where: str) -> str:
@@ -207,11 +212,14 @@ def _brief(value, limit: int = 60) -> str:
 
 def run_check(chk: Check, worker: StudentWorker, ctx, visible: bool, grader_round: Round | None = None) -> Outcome:
     """One check's Outcome: its public round, then, if it passed and `grader_round` is given (the grader, for a
-    public check), the same check on the grader's own cases."""
+    public check), the same check on the grader's own cases (the public round's output kept as public_round)."""
     outcome = _run_round(chk, worker, ctx, visible, PUBLIC_ROUND)
-    if outcome.passed and grader_round is not None:
+    if grader_round is None:
+        return outcome
+    public = outcome.output
+    if outcome.passed:
         outcome = _run_round(chk, worker, ctx, visible, grader_round)
-    return outcome
+    return replace(outcome, public_round=public)
 
 
 def _run_round(chk: Check, worker: StudentWorker, ctx, visible: bool, round: Round) -> Outcome:
@@ -243,11 +251,12 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
     progress = progress or Progress()
     results = []
 
-    def result(chk: Check, passed: bool, output: str, seconds: float, note: str = "", todo: str = "") -> CheckResult:
+    def result(chk: Check, passed: bool, output: str, seconds: float, note: str = "", todo: str = "",
+               public: str = "") -> CheckResult:
         entry = entries[chk.name]
         return CheckResult(part, chk.name, f"{number}.{entry.number}", chk.description,
                            entry.points if passed else 0.0, entry.points, entry.visibility, output, seconds, note,
-                           todo)
+                           todo, public)
 
     try:
         worker = start_worker()
@@ -282,7 +291,7 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
                                 grader_round(chk) if visible and grader_round is not None else None)
             progress.check_done()
             results.append(result(chk, outcome.passed, outcome.output, time.monotonic() - t0, outcome.note,
-                                  outcome.todo))
+                                  outcome.todo, outcome.public_round))
             served_public = served_public or visible
             if chk.training:  # the large heaps; a collection costs about 0.2 s, too much after every check
                 release_memory()
