@@ -16,7 +16,6 @@ def reference_report():
     return grade(Path(__file__).resolve().parents[1] / "solutions")
 
 
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     """Fail a test of an xdist_group before its fixtures are built when pytest-xdist's --dist loadgroup lost its group.
@@ -30,3 +29,7 @@ def pytest_runtest_setup(item):
             and item.get_closest_marker("xdist_group") and "@" not in item.nodeid:
         pytest.fail("--dist loadgroup lost this test's xdist_group (its node id has no @group): this pytest and "
                     "pytest-xdist do not work together; see the pins in pyproject.toml", pytrace=False)
+
+
+# The student handout, built once per session, and an interpreter that cannot import the kit (tests/handout_env.py).
+from tests.handout_env import built, student_python  # noqa: E402, F401

@@ -13,12 +13,8 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import re
 import shutil
-import subprocess
-import sys
-import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -30,11 +26,9 @@ from autograder.grader.context import HIDDEN
 from instructor import handout
 from instructor.__main__ import main
 from shared.parts import BY_MODULE, MODULES
+from tests.handout_env import CHECK_TIMEOUT, run_in, student_env
 
 ROOT = Path(__file__).resolve().parents[1]
-# Every test of this file shares the session's one handout build (one xdist worker builds it).
-pytestmark = pytest.mark.xdist_group("handout")
-CHECK_TIMEOUT = 600   # seconds for one `check` of every part (about a minute on a quiet machine)
 # A line shorter than this ("else:", "return h, c", "hs = []") says nothing about a solution or a check.
 DISTINCTIVE = 24
 # Lines of solution regions that the handout holds on purpose, each with why it gives nothing away.
@@ -46,42 +40,6 @@ REVIEWED = {
     "if image_term is not None:": "the public RNN-cell oracle's optional image term",
     "return torch.stack(out, 1)": "a recipe stacking the steps it decoded",
 }
-
-
-@pytest.fixture(scope="session")
-def built(tmp_path_factory) -> tuple[Path, Path]:
-    """(the handout folder, its zip), written by the instructor command."""
-    base = tmp_path_factory.mktemp("handout")
-    folder, archive = base / "captioning", base / "captioning.zip"
-    assert main(["handout", "--out", str(folder), "--zip", str(archive)]) == 0
-    return folder, archive
-
-
-@pytest.fixture(scope="session")
-def student_python(tmp_path_factory) -> Path:
-    """A virtual environment of its own that sees this interpreter's packages (torch, hypothesis, otter, ...) but
-    not the kit: a path line of a .pth file adds the packages' folder without running its .pth files, so the kit's
-    editable install (a .pth file there) is not loaded."""
-    venv = tmp_path_factory.mktemp("student-venv")
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    packages = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
-    Path(purelib, "kit-packages.pth").write_text("".join(f"{p}\n" for p in sorted(packages)))
-    return python
-
-
-def student_env() -> dict[str, str]:
-    """This session's environment without what would let the kit in (PYTHONPATH) or write caches."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
-    return env | {"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-
-
-def run_in(folder: Path, python: Path, *args: str, timeout: float = CHECK_TIMEOUT) -> subprocess.CompletedProcess:
-    """`python *args` in `folder`, as a student runs it there."""
-    return subprocess.run([str(python), *args], cwd=folder, env=student_env(), capture_output=True, text=True,
-                          timeout=timeout)
 
 
 def copy_of(folder: Path, where: Path) -> Path:
@@ -377,3 +335,82 @@ def test_the_output_must_be_a_handout_or_new(tmp_path, built):
     assert (tmp_path / "notes.txt").read_text() == "mine"
     with pytest.raises(handout.HandoutError, match=r"--zip .*: expected a file name ending in \.zip"):
         handout.write_zip({"README.md": b"x"}, tmp_path / "handout.tar")
+
+
+# -- the notebooks' grader.check from the handout ------------------------------------------------------------------
+
+KERNEL = "captionkit-handout-test"
+
+
+@pytest.fixture(scope="session")
+def student_kernel(student_python, tmp_path_factory) -> Path:
+    """A folder of kernel specs holding one kernel: the student interpreter's (it cannot import the kit)."""
+    specs = tmp_path_factory.mktemp("kernels")
+    (specs / KERNEL).mkdir()
+    (specs / KERNEL / "kernel.json").write_text(json.dumps({
+        "argv": [str(student_python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "captionkit handout test", "language": "python"}))
+    return specs
+
+
+def execute(nb, folder: Path, specs: Path, env: dict[str, str]):
+    """Run `nb` with nbclient on the student kernel in `folder`; errors are kept as outputs."""
+    from jupyter_client.kernelspec import KernelSpecManager
+    from jupyter_client.manager import AsyncKernelManager
+    from jupyter_core.utils import run_sync
+    from nbclient import NotebookClient
+
+    km = AsyncKernelManager(kernel_name=KERNEL, kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)]))
+    client = NotebookClient(nb, km=km, timeout=CHECK_TIMEOUT, allow_errors=True,
+                            resources={"metadata": {"path": str(folder)}})
+    try:
+        client.execute(env=env)
+    finally:   # a kernel manager handed to nbclient is not shut down by it
+        if km.has_kernel:
+            run_sync(km.shutdown_kernel)(now=True)
+    return nb
+
+
+def shown(cell) -> str:
+    """What a code cell printed, returned or raised, as text."""
+    parts = []
+    for o in cell.outputs:
+        if o.output_type == "stream":
+            parts.append(o.text)
+        elif o.output_type == "error":
+            parts.append("\n".join(o.traceback))
+        else:
+            parts.append(o.get("data", {}).get("text/plain", ""))
+    return "".join(parts)
+
+
+@pytest.mark.parametrize("part", MODULES)
+def test_grader_check_in_the_handouts_notebook(part, built, student_kernel, tmp_path):
+    """The handout's notebook as shipped, run up to its first grader.check on the stub (every public check fails
+    with the stub's one line); then the reference module is saved over the stub and grader.check runs again (all
+    pass). The demos after the check are run with the kit's notebooks (tests/test_notebooks.py)."""
+    import nbformat
+
+    folder = copy_of(built[0], tmp_path / "captioning")
+    nb = nbformat.read(folder / f"{part}.ipynb", as_version=4)
+    call = f'grader.check("{part}")'
+    first = next(i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and call in cell.source)
+    reference = (ROOT / "solutions" / f"{part}.py").read_text(encoding="utf-8")
+    nb.cells = nb.cells[: first + 1] + [
+        nbformat.v4.new_code_cell(f"from pathlib import Path\nPath({part + '.py'!r}).write_text({reference!r});"),
+        nbformat.v4.new_code_cell(call)]
+    env = student_env() | {"CAPTIONKIT_CACHE": str(tmp_path / "cache"), "IPYTHONDIR": str(tmp_path / "ipython")}
+    nb = execute(nb, folder, student_kernel, env)
+
+    errors = [f"cell {i}: {o.ename}: {o.evalue}" for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
+              for o in cell.outputs if o.output_type == "error"]
+    assert errors == []
+    on_stub, on_reference = shown(nb.cells[first]), shown(nb.cells[-1])
+    names = public_checks()[part]
+    assert f"{part} results:" in on_stub and on_stub.count("Test case failed") == len(names), on_stub[:3000]
+    number = BY_MODULE[part].number
+    failures = re.findall(r"PublicCheckFailed: (.*)", on_stub)
+    assert len(failures) == len(names) and all(
+        re.match(rf"your code raised NotImplementedError: Part {number} \({part}\): [\w.]+ is not implemented yet",
+                 line) for line in failures), on_stub[:3000]
+    assert f"{part} results: All test cases passed!" in on_reference, on_reference[:3000]

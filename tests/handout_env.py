@@ -1,0 +1,89 @@
+"""The student handout as the tests use it: built once per test session (every xdist worker of the session reads the
+same build, made under a lock by the first to ask), and an interpreter that sees the installed packages but not the
+kit, so that nothing of the kit outside the handout is importable (tests/test_handout.py, the variant suite)."""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+CHECK_TIMEOUT = 600   # seconds for one `check` of every part (about a minute on a quiet machine)
+# Prints {check name: "passed" or the failure's output} of one part's public checks on a folder, in the handout.
+CHECK_JSON = ("import json, sys\nfrom pathlib import Path\nfrom autograder.public import checker\n"
+              "report = checker.check(Path(sys.argv[1]), parts=(sys.argv[2],))\n"
+              "print(json.dumps({r.name: 'passed' if r.passed else r.output for r in report.results}))\n")
+
+
+def session_folder(tmp_path_factory, name: str) -> Path:
+    """A folder that every xdist worker of this test session shares."""
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+    shared.mkdir(exist_ok=True)
+    return shared
+
+
+def _once(folder: Path, make) -> None:
+    """make() unless a worker of this session did it already (folder/done), under the folder's lock."""
+    with open(folder / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / "done").exists():
+            make()
+            (folder / "done").write_text("")
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory) -> tuple[Path, Path]:
+    """(the handout folder, its zip), written by `python -m instructor handout` once per test session. Tests use
+    copies of the folder: it stays as it was built, for the leak test."""
+    from instructor.__main__ import main
+
+    shared = session_folder(tmp_path_factory, "captionkit-handout")
+    folder, archive = shared / "captioning", shared / "captioning.zip"
+    _once(shared, lambda: main(["handout", "--out", str(folder), "--zip", str(archive)]) == 0 or
+          pytest.fail("python -m instructor handout failed"))
+    return folder, archive
+
+
+@pytest.fixture(scope="session")
+def student_python(tmp_path_factory) -> Path:
+    """A virtual environment of its own that sees this interpreter's packages (torch, hypothesis, otter, ...) but
+    not the kit: a path line of a .pth file adds the packages' folder without running its .pth files, so the kit's
+    editable install (a .pth file there) is not loaded."""
+    venv = session_folder(tmp_path_factory, "captionkit-student-venv")
+    python = venv / "bin" / "python"
+
+    def make() -> None:
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--clear", str(venv)], check=True)
+        purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                 capture_output=True, text=True, check=True).stdout.strip()
+        packages = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+        Path(purelib, "kit-packages.pth").write_text("".join(f"{p}\n" for p in sorted(packages)))
+
+    lock_folder = session_folder(tmp_path_factory, "captionkit-student-venv-lock")
+    _once(lock_folder, make)
+    return python
+
+
+def student_env() -> dict[str, str]:
+    """This session's environment without what would let the kit in (PYTHONPATH) or write caches."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
+    return env | {"PYTHONDONTWRITEBYTECODE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def run_in(folder: Path, python: Path, *args: str, timeout: float = CHECK_TIMEOUT) -> subprocess.CompletedProcess:
+    """`python *args` in `folder`, as a student runs it there."""
+    return subprocess.run([str(python), *args], cwd=folder, env=student_env(), capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def handout_verdicts(handout: Path, python: Path, submission: Path, part: str) -> dict[str, str]:
+    """{check name: "passed" or its output} of the handout's public checks of `part` on submission/<part>.py."""
+    done = run_in(handout, python, "-c", CHECK_JSON, str(submission), part)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads(done.stdout.splitlines()[-1])
