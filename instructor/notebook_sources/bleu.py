@@ -21,7 +21,7 @@
 # ## Check your module
 #
 # `grader.check` runs this part's public checks on `bleu.py`, the same ones as
-# `python -m autograder check --part bleu`. Rerun it after every change.
+# `python -m autograder.public check --part bleu`. Rerun it after every change.
 
 # %%
 grader.check("bleu")
