@@ -32,4 +32,4 @@ def pytest_runtest_setup(item):
 
 
 # The student handout, built once per session, and an interpreter that cannot import the kit (tests/handout_env.py).
-from tests.handout_env import built, student_python  # noqa: E402, F401
+from tests.handout_env import built, handout_verdicts_of, student_python  # noqa: E402, F401

@@ -14,10 +14,12 @@ from pathlib import Path
 import pytest
 
 CHECK_TIMEOUT = 600   # seconds for one `check` of every part (about a minute on a quiet machine)
-# Prints {check name: "passed" or the failure's output} of one part's public checks on a folder, in the handout.
+# In the handout: `python -c CHECK_JSON PART FOLDER...` prints {folder: {check name: "passed" or the failure's
+# output}} of the part's public checks on each folder's module (one interpreter for them all).
 CHECK_JSON = ("import json, sys\nfrom pathlib import Path\nfrom autograder.public import checker\n"
-              "report = checker.check(Path(sys.argv[1]), parts=(sys.argv[2],))\n"
-              "print(json.dumps({r.name: 'passed' if r.passed else r.output for r in report.results}))\n")
+              "part, folders = sys.argv[1], sys.argv[2:]\n"
+              "print(json.dumps({f: {r.name: 'passed' if r.passed else r.output\n"
+              "                      for r in checker.check(Path(f), parts=(part,)).results} for f in folders}))\n")
 
 
 def session_folder(tmp_path_factory, name: str) -> Path:
@@ -82,8 +84,30 @@ def run_in(folder: Path, python: Path, *args: str, timeout: float = CHECK_TIMEOU
                           timeout=timeout)
 
 
-def handout_verdicts(handout: Path, python: Path, submission: Path, part: str) -> dict[str, str]:
-    """{check name: "passed" or its output} of the handout's public checks of `part` on submission/<part>.py."""
-    done = run_in(handout, python, "-c", CHECK_JSON, str(submission), part)
+def handout_verdicts(handout: Path, python: Path, part: str, submissions: list[Path]) -> dict[str, dict[str, str]]:
+    """{submission folder: {check name: "passed" or its output}} of the handout's public checks of `part` on each
+    submission's <part>.py."""
+    done = run_in(handout, python, "-c", CHECK_JSON, part, *map(str, submissions), timeout=60 * (1 + len(submissions)))
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return json.loads(done.stdout.splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def handout_verdicts_of(tmp_path_factory, built, student_python):
+    """verdicts(variant) -> {check name: "passed" or its output} of the handout's public checks on the variant's
+    module (tests/meta). The first test to ask for a part checks every variant of that part, in one interpreter,
+    for the whole session."""
+    from tests.meta.variants import all_variants, make_submission
+
+    def verdicts(variant) -> dict[str, str]:
+        folder = session_folder(tmp_path_factory, f"captionkit-handout-variants-{variant.part}")
+
+        def make() -> None:
+            variants = [v for v in all_variants() if v.part == variant.part]
+            found = handout_verdicts(built[0], student_python, variant.part,
+                                     [make_submission(folder / v.name, v) for v in variants])
+            (folder / "verdicts.json").write_text(json.dumps({Path(f).name: r for f, r in found.items()}))
+
+        _once(folder, make)
+        return json.loads((folder / "verdicts.json").read_text())[variant.name]
+    return verdicts
