@@ -5,7 +5,8 @@ but nothing of the kit (no `solutions`, no `autograder.grader`, no `instructor`)
 - it holds what a student needs (seven stubs, seven notebooks and their otter tests, the public checker, the
   shared modules they import, README, install file) and nothing else: no line from inside a solution region, no
   line of a hidden check, no hidden seed, no compiled file or cache, in the folder or the zip;
-- `python -m autograder.public check` there fails every public check of the stubs with the stub's one line, passes
+- `python -m autograder.public check` there gives the stubs no public point, with one line per unwritten TODO
+  naming the public checks that wait for it (every public check waits for one), passes
   every public check of the seven reference modules copied in, and names a module that is missing;
 - the build refuses a kit it cannot hand out (a drifted stub, a bad golden file) with one line.
 """
@@ -25,7 +26,7 @@ from autograder.grader.checks import checks_of
 from autograder.grader.context import HIDDEN
 from instructor import handout
 from instructor.__main__ import main
-from shared.parts import BY_MODULE, MODULES
+from shared.parts import MODULES
 from tests.handout_env import CHECK_TIMEOUT, run_in, student_env
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -249,19 +250,21 @@ def test_the_student_interpreter_sees_the_handout_and_not_the_kit(built, student
     assert found == "[]"
 
 
-def test_check_fails_every_public_check_of_the_stubs_with_their_one_line(built, student_python, tmp_path):
+def test_check_on_the_stubs_names_the_todo_every_public_check_waits_for(built, student_python, tmp_path):
+    """No public point, and one line per unwritten TODO naming the public checks that wait for it: every public
+    check of every part waits for one."""
     folder = copy_of(built[0], tmp_path / "captioning")
     done = run_in(folder, student_python, "-m", handout.CHECKER, "check")
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    lines = check_lines(done.stdout)
-    for part, names in public_checks().items():
-        number = BY_MODULE[part].number
-        for name in names:
-            verdict, first = lines[name]
-            assert verdict == "FAIL" and re.fullmatch(
-                rf"your code raised NotImplementedError: Part {number} \({part}\): [\w.]+ is not implemented yet"
-                r"( \[.*\])?", first), f"{name}: {verdict} {first}"
-    total = sum(e.points for entries in rubric.load().values() for e in entries.values() if e.visibility == "public")
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]   # 1: a check failed
+    entries = rubric.load()
+    waiting = {part: set() for part in MODULES}
+    for part, numbers in re.findall(r"^    TODO [\w.]+ \((\w+)\.py:\d+\): \d+ checks? waits? for it \(([\d., ]+):",
+                                    done.stdout, re.M):
+        waiting[part] |= {int(n.split(".")[1]) for n in numbers.split(", ")}
+    for part in MODULES:
+        public = {e.number for e in entries[part].values() if e.visibility == "public"}
+        assert waiting[part] == public, f"{part}: {done.stdout[-3000:]}"
+    total = sum(e.points for part in entries.values() for e in part.values() if e.visibility == "public")
     assert re.search(rf"^total\s+0\.0 /\s+{total:.1f}", done.stdout, re.M), done.stdout[-500:]
 
 
@@ -281,9 +284,10 @@ def test_check_names_a_module_missing_from_the_folder(built, student_python, tmp
     (tmp_path / "work").mkdir()
     done = run_in(built[0], student_python, "-m", handout.CHECKER, "check", str(tmp_path / "work"), "--part",
                   "bleu")
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 1, done.stderr[-3000:]
     lines = check_lines(done.stdout)
-    assert lines and all(v == ("FAIL", "bleu.py is missing from the submission") for v in lines.values()), lines
+    assert not lines and re.search(r"^    all 5 checks FAIL +0\.0/5\.0 +bleu\.py is missing from the submission$",
+                                   done.stdout, re.M), done.stdout
     done = run_in(built[0], student_python, "-m", handout.CHECKER, "check", str(tmp_path / "nowhere"), timeout=120)
     assert done.returncode == 2 and "nowhere: not a folder" in done.stderr
 
@@ -387,7 +391,7 @@ def shown(cell) -> str:
 @pytest.mark.parametrize("part", MODULES)
 def test_grader_check_in_the_handouts_notebook(part, built, student_kernel, tmp_path):
     """The handout's notebook as shipped, run up to its first grader.check on the stub (every public check fails
-    with the stub's one line); then the reference module is saved over the stub and grader.check runs again (all
+    with one line per TODO, as `check` prints them); then the reference module is saved over the stub and grader.check runs again (all
     pass). The demos after the check are run with the kit's notebooks (tests/test_notebooks.py)."""
     import nbformat
 
@@ -406,11 +410,12 @@ def test_grader_check_in_the_handouts_notebook(part, built, student_kernel, tmp_
               for o in cell.outputs if o.output_type == "error"]
     assert errors == []
     on_stub, on_reference = shown(nb.cells[first]), shown(nb.cells[-1])
-    names = public_checks()[part]
-    assert f"{part} results:" in on_stub and on_stub.count("Test case failed") == len(names), on_stub[:3000]
-    number = BY_MODULE[part].number
-    failures = re.findall(r"PublicCheckFailed: (.*)", on_stub)
-    assert len(failures) == len(names) and all(
-        re.match(rf"your code raised NotImplementedError: Part {number} \({part}\): [\w.]+ is not implemented yet",
-                 line) for line in failures), on_stub[:3000]
+    entries = rubric.load()[part]
+    public = {e.number for e in entries.values() if e.visibility == "public"}
+    points = sum(e.points for e in entries.values() if e.visibility == "public")
+    assert on_stub.startswith(f"{part} results: 0 of {points:g} points from the public checks"), on_stub[:3000]
+    waiting = {int(n.split(".")[1]) for numbers in re.findall(
+        rf"^    TODO [\w.]+ \({part}\.py:\d+\): \d+ checks? waits? for it \(([\d., ]+):", on_stub, re.M)
+        for n in numbers.split(", ")}
+    assert waiting == public, on_stub[:3000]
     assert f"{part} results: All test cases passed!" in on_reference, on_reference[:3000]
