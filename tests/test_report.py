@@ -285,7 +285,9 @@ def test_the_report_of_a_real_grade_renders_with_every_figure(reference_report, 
     for part in TRAINED:
         kept = report.artifacts[part]
         assert kept["scenes"]["images"] is not None and len(kept["scenes"]["references"]) == SHOWN
-        assert len(next(iter(kept["curves"].values()))) == epochs_of(part)
+        curve = next(iter(kept["curves"].values()))
+        # one loss per epoch trained: a run ends at its budget or once the grader has seen it reach the threshold
+        assert 1 <= len(curve) <= epochs_of(part) and all(math.isfinite(v) for v in curve), part
     assert str(hidden_seed()) not in visible_text(text)
     assert len(text.encode()) < LIMIT
 

@@ -21,14 +21,34 @@ grader's round of a public check (autograder.public.checks.Round) the cases are 
 """
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from typing import Callable
 
 import torch
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis import seed as seeded
 from hypothesis import strategies as st
 
 from autograder.public.checks import current_round, visibility
+
+
+
+def _keep_hypothesis_out_of_the_working_folder() -> None:
+    """Hypothesis caches what it reads from source files in ./.hypothesis/ even with no example database: a
+    student's handout folder and the grader's working folder stay as they were, the cache goes to a private
+    temporary folder removed at exit (unless $HYPOTHESIS_STORAGE_DIRECTORY names one)."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return
+    home = tempfile.mkdtemp(prefix="captionkit-hypothesis-")
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    set_hypothesis_home_dir(home)
+
+
+_keep_hypothesis_out_of_the_working_folder()
 
 # No "explain" phase: it reruns a failing example many times (each a round trip to the worker) only to annotate a
 # report the grader does not show; the shrunk example is named by the check's own message.
