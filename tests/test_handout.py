@@ -28,6 +28,7 @@ from instructor import handout
 from instructor.__main__ import main
 from shared.parts import MODULES
 from tests.handout_env import CHECK_TIMEOUT, run_in, student_env
+from tests.kernels import run_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 # A line shorter than this ("else:", "return h, c", "hs = []") says nothing about a solution or a check.
@@ -359,20 +360,7 @@ def student_kernel(student_python, tmp_path_factory) -> Path:
 
 def execute(nb, folder: Path, specs: Path, env: dict[str, str]):
     """Run `nb` with nbclient on the student kernel in `folder`; errors are kept as outputs."""
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import AsyncKernelManager
-    from jupyter_core.utils import run_sync
-    from nbclient import NotebookClient
-
-    km = AsyncKernelManager(kernel_name=KERNEL, kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)]))
-    client = NotebookClient(nb, km=km, timeout=CHECK_TIMEOUT, allow_errors=True,
-                            resources={"metadata": {"path": str(folder)}})
-    try:
-        client.execute(env=env)
-    finally:   # a kernel manager handed to nbclient is not shut down by it
-        if km.has_kernel:
-            run_sync(km.shutdown_kernel)(now=True)
-    return nb
+    return run_notebook(nb, folder=folder, specs=specs, kernel_name=KERNEL, env=env, timeout=CHECK_TIMEOUT)
 
 
 def shown(cell) -> str:

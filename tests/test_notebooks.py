@@ -22,10 +22,6 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from jupyter_client.kernelspec import KernelSpecManager
-from jupyter_client.manager import AsyncKernelManager
-from jupyter_core.utils import run_sync
-from nbclient import NotebookClient
 from otter.test_files import ExceptionTestFile
 
 from autograder.grader import rubric
@@ -35,6 +31,7 @@ from instructor import notebooks
 from instructor.__main__ import main
 from shared.notebook import setup, todo_line
 from shared.parts import BY_MODULE, MODULES
+from tests.kernels import run_notebook
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL = "captionkit-notebook-test"
@@ -193,15 +190,8 @@ def kit_copy(tmp_path_factory) -> Path:
 
 def execute(path: Path, env: dict, specs: Path) -> tuple[nbformat.NotebookNode, float]:
     nb = nbformat.read(path, as_version=4)
-    km = AsyncKernelManager(kernel_name=KERNEL, kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(specs)]))
-    client = NotebookClient(nb, km=km, timeout=CELL_TIMEOUT, allow_errors=True,
-                            resources={"metadata": {"path": str(path.parent)}})
     started = time.perf_counter()
-    try:
-        client.execute(env=env)
-    finally:  # a kernel manager handed to nbclient is not shut down by it
-        if km.has_kernel:
-            run_sync(km.shutdown_kernel)(now=True)
+    run_notebook(nb, folder=path.parent, specs=specs, kernel_name=KERNEL, env=env, timeout=CELL_TIMEOUT)
     return nb, time.perf_counter() - started
 
 
