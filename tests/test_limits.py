@@ -64,7 +64,9 @@ def test_the_earliest_deadline_wins_with_its_message():
     assert earliest(None, part, check) is check and earliest(None) is None
     assert abs(part.left() - limits.LIMITS.seconds(limits.LIMITS.part)) < 5
     ends_by = time.monotonic() + 2.0
-    assert part_deadline(ends_by).at == ends_by and part_deadline(ends_by).reached == "the part's time limit was reached"
+    assert part_deadline(ends_by).at == ends_by
+    assert part_deadline(ends_by).reached == "the submission's time limit was reached"   # the limit that ends it
+    assert part_deadline(ends_by + 10 ** 6).reached == "the part's time limit was reached"
 
 
 def test_limits_are_read_when_used(monkeypatch):

@@ -87,9 +87,11 @@ class Deadline:
 
 def part_deadline(ends_by: float | None = None) -> Deadline:
     """The deadline of a part starting now: LIMITS.part from now, or `ends_by` (a time.monotonic() instant: the end
-    of the submission's time) where that comes first."""
+    of the submission's time) where that comes first; its message names the limit that ends the part."""
     at = time.monotonic() + LIMITS.seconds(LIMITS.part)
-    return Deadline(at if ends_by is None else min(at, ends_by), "the part's time limit was reached")
+    if ends_by is not None and ends_by < at:
+        return Deadline(ends_by, "the submission's time limit was reached")
+    return Deadline(at, "the part's time limit was reached")
 
 
 def earliest(*deadlines: Deadline | None) -> Deadline | None:

@@ -282,8 +282,7 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
                 served_public = False
             t0 = time.monotonic()
             if worker.deadline is not None and worker.deadline.passed:
-                results.append(result(chk, False, f"not run: the part's time limit ({limits.LIMITS.part:.0f} s) "
-                                                     "was reached", 0.0))
+                results.append(result(chk, False, f"not run: {worker.deadline.reached}", 0.0))
                 continue
             check_deadline = Deadline.after(limits.LIMITS.seconds(chk.timeout), "the check's time limit was reached")
             progress.check(f"{number}.{entries[chk.name].number}", chk.name, chk.training)

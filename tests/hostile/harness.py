@@ -261,7 +261,7 @@ def hidden_output_allowed(r: CheckResult) -> bool:
         re.escape(f"failed: {r.description}") + r"( \([^\n]{0,300}\))?",
         r"your code raised [A-Za-z_][A-Za-z0-9_.]{0,79}( at \w+\.py:\d+)?",
         r"timed out after \d+ s",
-        r"the (part|check)'s time limit was reached",
+        r"(not run: )?the (part|check|submission)'s time limit was reached",
         r"the worker was killed by [A-Z0-9]+( \(likely out of memory\))?",
         r"the worker exited with status \d+ \(the student's code ended the process\)",
         r"the worker stopped answering",

@@ -380,3 +380,60 @@ def test_a_submission_past_its_time_limit_is_stopped_swept_and_reported(tmp_path
         time.sleep(0.1)
     left = {pid: Path(f"/proc/{pid}/cmdline").read_bytes()[:200] for pid in set(live_children()) - before}
     assert not left, f"left running after the watchdog: {left}"
+
+
+def test_a_batch_stops_a_submission_past_its_time_limit_reports_it_and_grades_the_next(tmp_path, monkeypatch):
+    """batch grades each submission under the submission's time limit (LIMITS.submission: a deadline that every
+    part's worker start-up and call waits for): a submission whose import never ends is stopped there, its results
+    say which limit stopped it, nothing it started is left, and the next submission is graded in full."""
+    from autograder.public import limits
+
+    limit = 20.0       # long enough for the next submission's Part 3 (public and hidden checks) on a busy machine
+    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, submission=limit, scale=1.0))
+    submissions, out = tmp_path / "submissions", tmp_path / "out"
+    build("F15_heavy_import", submissions / "a_hangs")
+    (submissions / "b_next").mkdir()
+    (submissions / "b_next" / "bleu.py").write_text((ROOT / "solutions" / "bleu.py").read_text())
+    rows = batch.run(submissions, out, jobs=1)
+    hung = json.loads((out / "a_hangs" / "results.json").read_text())
+    bleu = [t for t in hung["tests"] if "bleu" in t.get("tags", [])]
+    assert bleu and all(t["score"] == 0 and t["output"].endswith("the submission's time limit was reached")
+                        for t in bleu), bleu
+    # The start-up limit alone (60 s) would have let the import run on past the submission's limit.
+    assert hung["execution_time"] < limit + 10, f"stopped after {hung['execution_time']} s, not at {limit:.0f} s"
+    assert not harness.sandbox_processes(), harness.sandbox_processes()
+    assert [r["id"] for r in rows] == ["a_hangs", "b_next"] and all(batch.was_graded(r) for r in rows), rows
+    assert float(rows[1]["bleu"]) == batch.maxima()["bleu"], rows[1]
+
+
+def test_sandbox_users_are_created_at_install_time_never_while_grading(tmp_path, monkeypatch):
+    """The sandbox users are made by `python -m autograder.grader.isolation` (isolation.create_users), which
+    scripts/bootstrap.sh and Gradescope's setup.sh run as root at install time. A grader that finds none (here:
+    users under a name nobody created) creates none: its workers run as a separate process, the part is graded, and
+    the grade's first note says how to create the users. No user is really made: useradd is recorded, not run."""
+    from autograder.grader import engine, isolation
+
+    if os.geteuid() != 0:
+        pytest.skip("the sandbox users are made and claimed by root only")
+    for script in (ROOT / "scripts" / "bootstrap.sh", ROOT / "autograder" / "grader" / "templates" / "setup.sh"):
+        assert "-m autograder.grader.isolation" in script.read_text(), f"{script.name} does not create the users"
+    asked, real_run = [], subprocess.run
+
+    def recording_run(cmd, *args, **kwargs):
+        if cmd and Path(str(cmd[0])).name in ("useradd", "adduser", "groupadd"):
+            asked.append(list(cmd))
+            return subprocess.CompletedProcess(cmd, 0)
+        return real_run(cmd, *args, **kwargs)
+    monkeypatch.setattr(subprocess, "run", recording_run)
+    monkeypatch.setattr(isolation, "SANDBOX_USER", "captionkit-absent")
+    fresh = isolation._detect.__wrapped__(os.getpid())      # decided afresh, under names no user has
+    monkeypatch.setattr(engine, "detect", lambda: fresh)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "bleu.py").write_text((ROOT / "solutions" / "bleu.py").read_text())
+    graded = run_grade(tmp_path / "sub", ("bleu",))
+    assert asked == [], f"grading created users: {asked}"
+    assert fresh.mode == "process" and graded.report.notes[0] == fresh.note, graded.report.notes
+    assert "scripts/bootstrap.sh" in fresh.note, fresh.note
+    assert graded.full_marks("bleu"), graded.describe()
+    created = isolation.create_users()                      # what install time does: one user per slot
+    assert created == [isolation.slot_user(s) for s in range(isolation.SLOTS)] and len(asked) == isolation.SLOTS
