@@ -74,16 +74,31 @@ def _number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
 
 
+# The modules whose absence means "the course's grader is not installed here" (a grade cell then runs the public
+# checks); any other missing module is an error of the environment, shown as such.
+KIT_MODULES = ("autograder", "autograder.grader", "autograder.grader.notebook")
+
+
 def grade_cell_source(part: str, points: float) -> str:
-    """The code of the grade cell of `part`."""
+    """The code of the grade cell of `part`: the full grade where the kit is installed (autograde on the instructor's
+    machine, with the kit's grader and never a module of the submission's folder), the public checks of the
+    handout elsewhere (autograder.public.notebook); a number either way."""
     p = BY_MODULE[part]
     return "\n".join([
         f"# Part {p.number}: {p.title} ({_number(points)} points). Grades {part}.py in this folder.",
         "# Locked: nbgrader restores this cell before grading, and removes code cells added to the notebook.",
+        "# Where the course's grader is installed (autograde): every check. Elsewhere (a student's environment,",
+        "# which holds the handout): the public checks only. Never a file of this folder named like the grader.",
         "import os, sys",
-        "# Import the course's grader, never a file of this folder that is named like it.",
-        'sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != os.getcwd()]',
-        "from autograder.grader.notebook import grade_part",
+        'here = [p for p in sys.path if os.path.abspath(p or ".") == os.getcwd()]',
+        "sys.path[:] = [p for p in sys.path if p not in here]",
+        "try:",
+        "    from autograder.grader.notebook import grade_part",
+        "except ModuleNotFoundError as exc:",
+        f"    if exc.name not in {KIT_MODULES!r}:",
+        "        raise",
+        '    sys.path[:0] = here or [""]',
+        "    from autograder.public.notebook import grade_part",
         f'grade_part("{part}", points={_number(points)})',
     ])
 
@@ -94,10 +109,11 @@ INTRO = """\
 Your answers are the seven modules in this folder ({modules}): fill in every TODO as its docstring
 says. You do not need to change this notebook; submit it together with the modules.
 
-Each cell below grades one part the way it will be graded: every check, hidden ones included (a hidden
-check shows only the property it tests), and the training parts train your models on hidden scenes, so
-running them all takes a few minutes. The public checks alone take seconds:
-`python -m autograder check`.
+Each cell below checks one part. In your environment (the course's handout, without the course's
+grader) it runs the part's public checks, as `python -m autograder.public check --part <part>` does, and
+shows their points. When the course grades your submission, the same cell runs every check, hidden ones
+included (a hidden check shows only the property it tests), and the training parts train your models on
+hidden scenes.
 
 The grade cells are locked. Before grading they are restored from the instructor's copy, a deleted one
 is put back, and code cells added to this notebook are removed.
