@@ -216,19 +216,107 @@ def test_the_leak_scans_find_a_planted_line(built, tmp_path):
     assert len(leaks(planted, secret_check_lines())) == 1
 
 
-def test_no_hidden_seed_nor_hidden_data_is_in_the_handout(built):
-    seeds = json.loads((HIDDEN / "seed.json").read_text())
-    files = handout_files(built)
+# The first scenes of each hidden split stand for the split: a file holding the split's captions or tensors holds
+# them (make_scenes draws scene after scene from one random stream, so the first ones are the same for any n).
+HIDDEN_SCENES = 4
+
+
+def _number_forms(name: str, value: int, width: int) -> dict[str, re.Pattern | bytes]:
+    """{what: needle} of an integer secret in the encodings a file could hold it in: decimal and hex text (as a
+    whole number, not a run of digits inside a longer one), and binary of `width` bytes in both byte orders."""
+    forms: dict[str, re.Pattern | bytes] = {
+        f"{name} in decimal": re.compile(rb"(?<![0-9])%d(?![0-9])" % value),
+        f"{name} in hex": re.compile(rb"(?<![0-9a-fA-F])(?:0x)?%x(?![0-9a-fA-F])" % value, re.I),
+    }
+    for order in ("little", "big"):
+        forms[f"{name} as {width} bytes, {order}-endian"] = value.to_bytes(width, order)
+    return forms
+
+
+def hidden_fingerprints() -> dict[str, re.Pattern | bytes]:
+    """{what: a regex or bytes that a file holding it would contain}: the hidden seed and the hidden test secret in
+    every encoding (decimal, hex, binary, base64, float), the seed file, and each hidden split's captions (its first
+    scenes' captions in order, whatever separates them) and tensors (their images and tokens, in the dtypes a file
+    could store them in)."""
+    import base64
+    import struct
+
+    import torch
+
+    from autograder.grader.context import hidden_seed, hidden_test_secret
+    from shared.scenes import make_scenes
+
+    seed, secret = hidden_seed(), hidden_test_secret()
+    found = {"the seed file": (HIDDEN / "seed.json").read_bytes()}
+    found |= _number_forms("the hidden seed", seed, 4) | _number_forms("the hidden seed", seed, 8)
+    found |= {"the hidden seed as float32": struct.pack("<f", seed), "the hidden seed as float64": struct.pack("<d", seed)}
+    found |= _number_forms("the hidden test secret", secret, 16)
+    found["the hidden test secret in base64"] = base64.b64encode(secret.to_bytes(16, "big"))
+    for split, split_seed in (("training", seed), ("test", secret)):
+        scenes = make_scenes(HIDDEN_SCENES, split_seed)
+        found[f"the hidden {split} split's captions"] = re.compile(
+            rb".{0,8}".join(re.escape(caption.encode()) for caption in scenes.targets), re.S)
+        for dtype in (torch.float32, torch.float64):
+            found[f"the hidden {split} split's images as {dtype}"] = scenes.images[0, 0, 0].to(dtype).numpy().tobytes()
+        for dtype in (torch.int64, torch.int32):
+            found[f"the hidden {split} split's tokens as {dtype}"] = scenes.tokens.to(dtype).numpy().tobytes()
+    return found
+
+
+def hidden_data_leaks(files: dict[str, bytes], fingerprints: dict[str, re.Pattern | bytes]) -> list[str]:
+    """'file: what' for every fingerprint found in a file (the zip itself is compressed: its members are searched,
+    decompressed, under "zip:")."""
+    found = []
     for name, data in files.items():
-        assert str(seeds["test_secret"]).encode() not in data, name
-        assert not re.search(rb"(?<![0-9])%d(?![0-9])" % int(seeds["seed"]), data) or name.endswith((".pt", "zip")), \
-            name
-        assert (HIDDEN / "seed.json").read_bytes() not in data, name
+        if name == "zip":
+            continue
+        found += [f"{name}: {what}" for what, needle in fingerprints.items()
+                  if (needle.search(data) if isinstance(needle, re.Pattern) else needle in data)]
+    return found
+
+
+def test_no_hidden_seed_nor_hidden_data_is_in_the_handout(built):
+    files = handout_files(built)
+    assert hidden_data_leaks(files, hidden_fingerprints()) == []
     # Binary files are the golden data only, which holds the public cases' tensors (their inputs come from fixed
     # public seeds, checked by tests/test_public_checks.py), never the grader's data cache.
     binary = {name for name in files if name.endswith(".pt")}
     assert binary == {f"{prefix}autograder/public/golden/{part}.pt" for prefix in ("", "zip:")
                       for part in ("attention", "stylenet")}
+
+
+def test_the_hidden_data_scan_finds_each_planted_secret(built):
+    """The scan above is not blind: each secret planted in a copy of a text file and of a golden file (a number as a
+    program would print it, the captions as a JSON list, the bytes as they are) is found there, and nowhere else;
+    a tensor of the hidden test split saved by torch.save is found too."""
+    import io
+
+    import torch
+
+    from autograder.grader.context import hidden_seed, hidden_test_secret
+    from shared.scenes import make_scenes
+
+    seed, secret = hidden_seed(), hidden_test_secret()
+    test_scenes = make_scenes(HIDDEN_SCENES, secret)
+    fingerprints = hidden_fingerprints()
+    printed = {
+        "the hidden seed in decimal": b"seed = %d" % seed,
+        "the hidden seed in hex": b"seed = 0x%X" % seed,
+        "the hidden test secret in decimal": b"[%d]" % secret,
+        "the hidden test secret in hex": b'"%x"' % secret,
+        "the hidden training split's captions": json.dumps(make_scenes(HIDDEN_SCENES, seed).targets).encode(),
+        "the hidden test split's captions": json.dumps(test_scenes.targets).encode(),
+    }
+    files = handout_files(built)
+    for what, needle in fingerprints.items():
+        plant = printed[what] if isinstance(needle, re.Pattern) else needle
+        for name in ("shared/vocab.py", "zip:autograder/public/golden/attention.pt"):
+            copy = files | {name: files[name] + b"\n" + plant + b"\n"}
+            assert hidden_data_leaks(copy, {what: needle}) == [f"{name}: {what}"], (what, plant)
+    buffer = io.BytesIO()
+    torch.save({"tokens": test_scenes.tokens}, buffer)
+    assert hidden_data_leaks({"extra.pt": buffer.getvalue()}, fingerprints) == [
+        "extra.pt: the hidden test split's tokens as torch.int64"]
 
 
 def test_no_compiled_file_cache_or_hidden_file_is_in_the_handout(built):
