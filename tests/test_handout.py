@@ -421,6 +421,46 @@ def test_a_bad_golden_file_stops_the_build_with_one_line(damage, message, tmp_pa
         handout.golden_files()
 
 
+# In a copy of the handout: the attention part's public checks (on the stub: the golden data is read before the
+# student's code is called) with its golden file missing, corrupted, then older than its checks; prints
+# {damage: {check name: its output}} of the checks that read the file.
+DAMAGED_GOLDEN = """
+import json, torch
+from pathlib import Path
+from autograder.public import checker, golden
+path = golden.path_of("attention")
+good = path.read_bytes()
+damages = {"missing": path.unlink, "corrupted": lambda: path.write_bytes(good[: len(good) // 2]),
+           "stale": lambda: path.write_bytes(golden.dumps(torch.load(path, weights_only=True)["cases"], "0" * 16))}
+found = {}
+for damage, make in damages.items():
+    path.write_bytes(good)
+    make()
+    report = checker.check(Path("."), parts=("attention",))
+    found[damage] = {r.name: r.output for r in report.results if "golden" in r.output}
+print(json.dumps(found))
+"""
+
+
+def test_a_bad_golden_file_in_the_handout_tells_the_student_what_to_do(built, student_python, tmp_path):
+    """Where the kit's tooling is not at hand (the handout), a missing, corrupted or stale golden file fails the checks
+    that read it with one line a student can act on: download the handout again, tell the course staff; never the
+    instructor's command (the kit's own checker keeps it: test_a_bad_golden_file_stops_the_build_with_one_line)."""
+    folder = copy_of(built[0], tmp_path / "captioning")
+    done = run_in(folder, student_python, "-c", DAMAGED_GOLDEN)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    found = json.loads(done.stdout.splitlines()[-1])
+    what = {"missing": r"is missing", "corrupted": r"is corrupted \(\w+\)",
+            "stale": r"is older than the checks that read it \(fingerprint '0{16}', the checks' '[0-9a-f]{16}'\)"}
+    for damage, pattern in what.items():
+        assert sorted(found[damage]) == ["decoding_steps_reproduce_teacher_forcing",
+                                         "forward_matches_the_reference_with_the_same_weights"], found
+        for output in found[damage].values():
+            assert re.fullmatch(rf"autograder/public/golden/attention\.pt {pattern}: download the assignment's handout "
+                                r"again and check with the fresh copy; if the error stays, tell the course staff",
+                                output), output
+
+
 def test_the_output_must_be_a_handout_or_new(tmp_path, built):
     (tmp_path / "notes.txt").write_text("mine")
     with pytest.raises(handout.HandoutError, match="the folder holds files and is not a handout"):
