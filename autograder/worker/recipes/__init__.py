@@ -90,18 +90,6 @@ def evaluated(model, decode: Callable[[], object]):
         torch.set_rng_state(states[2])
 
 
-def epoch_counter(batches_per_epoch: int, epochs: int) -> Callable[[float], None]:
-    """For a training loop that is not shared.training.train (StyleNet's, in the student's module): a function to
-    call with each batch's loss; every `batches_per_epoch` calls it reports an epoch and its mean loss."""
-    losses: list[float] = []
-
-    def batch_done(loss: float) -> None:
-        losses.append(float(loss))
-        if len(losses) % batches_per_epoch == 0:
-            epoch_done(len(losses) // batches_per_epoch, epochs, sum(losses[-batches_per_epoch:]) / batches_per_epoch)
-    return batch_done
-
-
 def reference(part: str) -> types.ModuleType:
     """The reference module of an earlier part, for a recipe that trains or decodes with another part's code
     (say, Part 4's training with Part 1's caption_loss and Part 2's greedy_decode). The grader sends a worker

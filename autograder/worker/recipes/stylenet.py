@@ -3,11 +3,12 @@ small StyleNet under several optimizers, and StyleNet trained on the hidden data
 loss of Part 1 and the reference greedy decoder of Part 2, both graded before this part)."""
 from __future__ import annotations
 
+import inspect
 import types
 
 import torch
 
-from autograder.worker.recipes import epoch_counter, load_split, recipe, reference
+from autograder.worker.recipes import judged_epochs, load_split, recipe, reference
 from shared.training import make_adam
 from shared.vocab import encode_batch
 
@@ -149,29 +150,109 @@ def styled_steps(student, sizes, weights, warmup_grads, optimizer, style_before,
             "inputs_after": (captions, state[0], state[1])}
 
 
+class _Stopped(BaseException):
+    """Raised out of the student's train_stylenet once the grader has seen the run reach the threshold. A
+    BaseException, as KeyboardInterrupt is, so an `except Exception` in a student's loop does not swallow it."""
+
+
+def _styled_step_of(student):
+    """The styled update train_stylenet uses when none is passed: the default of its `styled_step` parameter (the
+    given code's: the student's styled_text_step); None when it has no such parameter."""
+    try:
+        parameter = inspect.signature(student.train_stylenet).parameters.get("styled_step")
+    except (TypeError, ValueError):
+        return None
+    if parameter is None or parameter.default is inspect.Parameter.empty or not callable(parameter.default):
+        return None
+    return parameter.default
+
+
+def _decode_styles(model, greedy_decode, grids: torch.Tensor, max_len: int) -> dict[str, torch.Tensor]:
+    """{"factual", "romantic": (N, max_len) greedy captions of `grids` under that factor}; the model's style and
+    mix are left as they were."""
+    previous = (model.cell.style, model.cell.mix)
+    try:
+        predicted = {}
+        for style in ("factual", "romantic"):
+            model.set_style(style)
+            predicted[style] = greedy_decode(model, model.init_state(grids), max_len)
+        return predicted
+    finally:
+        model.cell.style, model.cell.mix = previous
+
+
+class _JudgedSchedule:
+    """Follows the given alternating schedule through the two functions the recipe passes train_stylenet: the
+    factual loss (one call per factual batch) and the styled update (one call after each factual batch). After an
+    epoch's last styled update it reports the epoch with the captions of the model as it stands (judged_epochs) and
+    raises _Stopped once the grader has seen them reach the threshold. It keeps the losses as train_stylenet's
+    history does, for a run that ends that way."""
+
+    def __init__(self, batches_per_epoch: int, epochs: int, n: int, decode):
+        self.batches_per_epoch, self.epochs, self.n, self.decode = batches_per_epoch, epochs, n, decode
+        self.batches = 0
+        self.total_f, self.total_s = 0.0, 0.0
+        self.factual_losses: list = []
+        self.styled_losses: list = []
+        self.tokens = None   # the captions last judged: those of the epoch that stopped the run
+
+    def factual_batch(self, loss: float, size: int) -> None:
+        self.total_f += loss * size
+
+    def styled_batch(self, model, value) -> None:
+        self.total_s += value
+        self.batches += 1
+        if self.batches % self.batches_per_epoch:
+            return
+        epoch = self.batches // self.batches_per_epoch
+        self.factual_losses.append(self.total_f / self.n)
+        self.styled_losses.append(self.total_s / self.batches_per_epoch)
+        self.total_f = self.total_s = 0.0
+        if epoch > self.epochs:   # a loop that is not the given schedule: nothing more to report
+            return
+
+        def decode():
+            self.tokens = self.decode(model)
+            return self.tokens
+        if judged_epochs(model, decode)(epoch, self.epochs, self.factual_losses[-1]):
+            raise _Stopped()
+
+
 @recipe()
 def train_and_decode(student, data, epochs, batch_size, lr, seed, max_len):
     """Train the student's StyleNet with its train_stylenet (given code: the alternating schedule, the student's
     cell and styled_text_step) and the reference caption loss, on the hidden grids and targets of file `data`
     (autograder.grader.training.share_split; the factual targets encoded with length max_len, as the lecture
-    does) and the student module's styled corpus; return greedy captions of the hidden test grids under each
-    factor, and the training curves."""
+    does) and the student module's styled corpus, until the grader has seen its captions reach the threshold
+    (judged after each epoch's last styled update) or for `epochs` epochs; return greedy captions of the hidden
+    test grids under each factor, and the training curves."""
     caption_loss, greedy_decode = reference("show_and_tell").caption_loss, reference("decoding").greedy_decode
     d = load_split(data)
     captions = encode_batch(d["targets"], max_len)
-    batch_done = epoch_counter(-(-len(captions) // batch_size), epochs)   # the schedule's factual batches
+    schedule = _JudgedSchedule(-(-len(captions) // batch_size), epochs, len(captions),
+                               lambda model: _decode_styles(model, greedy_decode, d["test_grids"], max_len))
 
     def factual_loss(logits, targets):
-        """caption_loss, counted: each factual batch calls it once, so every epoch's end is reported."""
+        """caption_loss, counted: each factual batch calls it once."""
         loss = caption_loss(logits, targets)
-        batch_done(loss.item())
+        schedule.factual_batch(loss.item(), len(targets))
         return loss
-    model, history = student.train_stylenet(d["grids"], captions, student.styled_corpus(), factual_loss,
-                                            epochs=epochs, lr=lr, batch_size=batch_size, seed=seed)
-    predicted = {}
+    student_step = _styled_step_of(student)
+    judged = {}
+    if student_step is not None:
+        def styled_step(model, styled, state, optimizer):
+            """The student's styled update, then the epoch's judgement when it was the epoch's last batch."""
+            value = student_step(model, styled, state, optimizer)
+            schedule.styled_batch(model, value)
+            return value
+        judged = {"styled_step": styled_step}
+    try:
+        model, history = student.train_stylenet(d["grids"], captions, student.styled_corpus(), factual_loss,
+                                                epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, **judged)
+    except _Stopped:
+        return {"tokens": schedule.tokens, "factual_losses": schedule.factual_losses,
+                "styled_losses": schedule.styled_losses}
     with torch.no_grad():
-        for style in ("factual", "romantic"):
-            model.set_style(style)
-            predicted[style] = greedy_decode(model, model.init_state(d["test_grids"]), max_len)
+        predicted = _decode_styles(model, greedy_decode, d["test_grids"], max_len)
     return {"tokens": predicted, "factual_losses": list(history.factual_losses),
             "styled_losses": list(history.styled_losses)}
