@@ -62,6 +62,52 @@ def test_show_and_tell_oracles_are_the_reference_model():
         assert torch.allclose(oracle_h, new_h, rtol=1e-12, atol=1e-12)
 
 
+def test_the_recurrence_oracle_with_the_image_is_the_reference_forward():
+    from autograder.public.checks import show_and_tell as checks
+    from solutions.show_and_tell import ShowTellRNN
+
+    for seed in range(10):
+        sizes, weights, features, captions, _, _ = checks._model_inputs((seed, 3, 5, 7, 2, 3, 4, 5, 3))
+        model = ShowTellRNN(**sizes).double()
+        with torch.no_grad():
+            for name, value in weights.items():
+                model.get_parameter(name).copy_(value.double())
+            expected = model(features.double(), captions)
+        got = checks.recurrence_oracle(weights, features, captions)
+        assert torch.allclose(got.log_softmax(-1), expected.log_softmax(-1), rtol=1e-12, atol=1e-12)
+
+
+def test_the_reference_beam_is_the_enumerated_top_k_at_the_exact_width():
+    """Where exact_beam_width says a beam is exact, the reference beam search returns the enumerated top k, so the
+    public check's expectation is beam search's own answer, not a stronger one."""
+    from autograder.public.checks.decoding import exact_beam_width
+    from autograder.worker.toys import ToyModel, ranked_sequences, toy_table
+    from solutions.decoding import beam_search
+
+    for seed in range(30):
+        for steps, vocab, end_bias in ((1, 5, 0.0), (2, 6, -1.0), (3, 5, 1.5), (3, 6, 0.0)):
+            table = toy_table(seed, 1, steps, vocab, end_bias)
+            k = exact_beam_width(table, 0, steps)
+            model = ToyModel(table)
+            tokens, scores = beam_search(model, model.init_state(torch.zeros(1, dtype=torch.long)), k, steps)
+            ranked = ranked_sequences(table, 0, steps)[:k]
+            assert [tuple(row) for row in tokens[0].tolist()] == [c for _, c in ranked]
+            assert torch.allclose(scores[0].double(), torch.tensor([s for s, _ in ranked], dtype=torch.float64))
+
+
+def test_the_tempered_caption_distribution_sums_to_one_and_matches_sequence_log_probs():
+    from autograder.public.checks.decoding import tempered_sequence_probs
+    from autograder.worker.toys import sequence_log_prob, toy_table
+
+    for seed in range(10):
+        table = toy_table(seed, 1, 2, 5)
+        at_one = tempered_sequence_probs(table, 0, 1.0, 2)
+        assert math.isclose(sum(at_one.values()), 1.0, rel_tol=1e-12)
+        for caption, p in at_one.items():
+            assert math.isclose(math.log(p), sequence_log_prob(table, 0, list(caption)), rel_tol=1e-9, abs_tol=1e-12)
+        assert math.isclose(sum(tempered_sequence_probs(table, 0, 0.7, 2).values()), 1.0, rel_tol=1e-12)
+
+
 def test_lstm_a_oracle_is_the_reference_model():
     from autograder.public.checks import lstm_a as checks
     from autograder.public.strategies import LSTM_A_VARIANTS
@@ -161,9 +207,9 @@ def test_the_public_checker_prints_what_the_kits_check_prints(capsys):
     todos = [line for line in public_lines if line.startswith("    TODO ")]
     assert len(todos) == 6 and len(public_lines) == 2 + 6 + 2, public_lines
     assert "    TODO corpus_bleu (bleu.py:" in "\n".join(todos) and todos[-1].endswith(
-        "3 checks wait for it (3.3, 3.4, 3.5: 3 points)"), todos
-    assert public_lines[-2].startswith("total") and "0.0 /  12.0" in public_lines[-2]
-    assert public_lines[-1] == ("public checks: 12 of the grade's 26 points; 14 more from hidden and training checks "
+        "4 checks wait for it (3.3, 3.4, 3.5, 3.9: 4 points)"), todos
+    assert public_lines[-2].startswith("total") and "0.0 /  16.0" in public_lines[-2]
+    assert public_lines[-1] == ("public checks: 16 of the grade's 29 points; 13 more from hidden and training checks "
                                 "after the deadline")
 
 

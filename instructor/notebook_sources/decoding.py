@@ -161,9 +161,11 @@ plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# The log-probability can only rise with the beam width; exact match need not follow, because the model
-# itself is wrong about what is likely. Here are a few scenes with the greedy caption and the three best
-# beams, each with its total log-probability.
+# Exhaustive search (a beam as wide as the number of captions) finds the most probable caption, so nothing
+# can beat it; a wider beam short of that is not always better: it can keep prefixes that look good early,
+# drop the one that leads to the best caption, and end lower than a narrower beam. Exact match need not
+# follow the log-probability either, because the model itself is wrong about what is likely. Here are a few
+# scenes with the greedy caption and the three best beams, each with its total log-probability.
 
 # %%
 scenes = [0, 1, 2, 4]

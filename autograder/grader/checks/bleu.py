@@ -7,10 +7,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from autograder.public.checks import check
-from autograder.public.checks.bleu import (ATOL, RTOL, _brevity, _call, _check_clipped, _check_ngram_counts,
+from autograder.public.checks.bleu import (ATOL, RTOL, _call, _check_clipped, _check_ngram_counts,
                                           _corpus_bleu, _describe, _expect_scores)
 from autograder.public.compare import expect
-from autograder.public.strategies import (MORE, PROPERTY, bleu_brevity_corpus, bleu_corpus, bleu_margins,
+from autograder.public.strategies import (MORE, PROPERTY, bleu_corpus, bleu_margins,
                                           bleu_oracle_corpus, bleu_reorderable_corpus, bleu_sentence, bleu_separators,
                                           bleu_zero_corpus, examples)
 from solutions import bleu as reference
@@ -66,16 +66,6 @@ def corpus_bleu_is_invariant_to_corpus_order(student, ctx):
         again = _corpus_bleu(student, hyps2, refs2, max_n, f"the same corpus reordered: {_describe(hyps2, refs2)}")
         _expect_scores("corpus_bleu of the reordered corpus", again, first, RTOL, ATOL,
                        f"{case}; reordered: {_describe(hyps2, refs2)}")
-    prop()
-
-
-@check(timeout=60)
-def closest_length_ties_go_to_the_shorter_reference(student, ctx):
-    """When two references are equally close in length, r counts the shorter one, whatever their order."""
-    @HIDDEN
-    @given(bleu_brevity_corpus(max_n=4, max_sentences=4, tie=True))
-    def prop(corpus):
-        _brevity(student, corpus)
     prop()
 
 

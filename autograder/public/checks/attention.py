@@ -1,5 +1,5 @@
-"""Part 4 public checks: the attention step against F.scaled_dot_product_attention and the properties of its
-weights, the coordinate channels against their closed form, the soft-attention captioner against the reference
+"""Part 4 public checks: the attention step and its gradients against F.scaled_dot_product_attention and the
+properties of its weights, the coordinate channels against their closed form, the soft-attention captioner against the reference
 with the same injected weights (golden data). (The part's hidden checks: autograder/grader/checks/attention.py;
 its training check: autograder/grader/training.py.)
 
@@ -40,6 +40,7 @@ CLOSE = Tolerance(**LOOSE, float64=Tolerance(**TIGHT))
 # Gradients pass through the LSTM cell T-1 times: a little more room in float64.
 TIGHT_GRAD = dict(rtol=1e-7, atol=1e-9)
 LOOSE_GRAD = dict(rtol=1e-3, atol=1e-4)
+GRAD = Tolerance(**LOOSE_GRAD, float64=Tolerance(**TIGHT_GRAD))
 COORDS = dict(rtol=1e-6, atol=1e-6)   # cell centres in [-1, 1], computed in float32 or float64
 
 GRID = 8   # the encoder's grid is 8 x 8
@@ -90,6 +91,34 @@ def attention_weights_are_a_distribution(student, ctx):
         context, weights = _attend(student, q, k, v, describe)
         _expect_distribution("weights", weights, describe)
         _expect_in_hull(context, v, describe)
+    prop()
+
+
+@check()
+def attend_passes_gradients_to_query_keys_and_values(student, ctx):
+    """attend is differentiable: gradients reach query, keys and values as through F.scaled_dot_product_attention."""
+    @FEW
+    @given(attention_cases)
+    @example(PROBE_ATTENTION)
+    def prop(case):
+        q, k, v, describe = _attention_inputs(case)
+        seed, n, L = case[0], case[1], case[2]
+        context_weights, weight_weights = tensor(seed + 3, n, v.shape[-1]), tensor(seed + 4, n, L)
+        describe += (", the gradients of sum(context * tensor(seed + 3, N, D)) + sum(weights * tensor(seed + 4, N, "
+                     "L))")
+        inputs = [t.clone().requires_grad_(True) for t in (q, k, v)]
+        total = ((_sdpa_context(*inputs) * context_weights).sum()
+                 + (_sdpa_weights(*inputs[:2]) * weight_weights).sum())
+        expected = torch.autograd.grad(total, inputs)
+        got = student.call("attention.attend_gradients", query=q, keys=k, values=v, context_weights=context_weights,
+                           weight_weights=weight_weights)
+        got = expect_tuple("the gradients (query, keys, values)", got, 3, describe)
+        for name, g, e in zip(("query", "keys", "values"), got, expected):
+            expect(g is not None and bool(g.abs().sum() > 0) or not bool(e.abs().sum() > 0),
+                   f"no gradient reaches {name} through attend's outputs: the weights or the context are cut from "
+                   f"the graph, so attention could not learn where to look", describe)
+            expect_close(f"d/d {name}", g if g is not None else torch.zeros_like(e), e, GRAD, inputs=torch.float64,
+                         case=describe)
     prop()
 
 

@@ -253,3 +253,13 @@ def brevity_penalty_uses_the_closest_reference_lengths(student, ctx):
     def prop(corpus):
         _brevity(student, corpus)
     prop()
+
+
+@check(timeout=30)
+def closest_length_ties_go_to_the_shorter_reference(student, ctx):
+    """When two references are equally close in length, r counts the shorter one, whatever their order."""
+    @PUBLIC
+    @given(bleu_brevity_corpus(max_n=4, max_sentences=4, tie=True))
+    def prop(corpus):
+        _brevity(student, corpus)
+    prop()

@@ -1,5 +1,5 @@
-"""Part 2 public checks: greedy decoding, beam search and sampling, on toy models whose every sequence can be
-enumerated. Expected values come from the toy model's table (its greedy path, every sequence's log-probability)
+"""Part 2 public checks: greedy decoding, beam search (the k best distinct captions where a beam is exact) and
+sampling (the first word, and whole two-word captions), on toy models whose every sequence can be enumerated. Expected values come from the toy model's table (its greedy path, every sequence's log-probability)
 and from the tempered distribution itself, never from the student's own output or a reference solution. Ties
 between sequences have probability zero with these random tables. (The part's hidden checks:
 autograder/grader/checks/decoding.py.)"""
@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from autograder.public.checks import check, current_round
 from autograder.public.compare import CheckFailed, expect, expect_tensor, expect_token_ids, expect_tuple
 from autograder.public.strategies import PROPERTY, toy_cases
-from autograder.worker.toys import greedy_sequence, sequence_log_prob, toy_table
-from shared.vocab import END, PAD
+from autograder.worker.toys import MEMORY, greedy_sequence, ranked_sequences, sequence_log_prob, toy_table
+from shared.vocab import END, PAD, START
 
 
 def _toy(case):
@@ -88,6 +88,85 @@ def beam_scores_are_sorted_log_probabilities(student, ctx):
                        f"beam {j} of batch item {n}: score {row[j].item():.6f} but its tokens "
                        f"{tokens[n, j].tolist()} have log-probability {recomputed:.6f}", describe)
     prop()
+
+
+def exact_beam_width(table: torch.Tensor, context: int, steps: int) -> int:
+    """A beam width at which beam search is exact on a toy model: with one step any k <= the number of first
+    words; with more, the number of distinct prefixes of steps - 1 tokens, so the last step expands every prefix
+    and the k best sequences are the enumerated top k. Capped at 4 for one step to keep the case small."""
+    if steps == 1:
+        return min(4, len(ranked_sequences(table, context, 1)))
+    return len(ranked_sequences(table, context, steps - 1))
+
+
+@check()
+def beam_search_returns_the_k_best_distinct_captions(student, ctx):
+    """Where a beam of width k is exact (toy models), beam_search returns k distinct captions: the k best, best first."""
+    @PROPERTY
+    @given(toy_cases)
+    def prop(case):
+        table, contexts, steps, describe = _toy(case)
+        for n in range(len(contexts)):
+            ranked = ranked_sequences(table, n, steps)
+            k = exact_beam_width(table, n, steps)
+            where = f"{describe}, batch item {n} searched alone, k={k}"
+            tokens, scores = _beam(student, table, contexts[n:n + 1], k, steps, where, table_context=n)
+            captions = [tuple(row) for row in tokens[0].tolist()]
+            for j in range(1, k):
+                if captions[j] in captions[:j]:
+                    raise CheckFailed(f"two beams hold the same caption: beams {captions.index(captions[j])} and {j} "
+                                      f"are both {list(captions[j])} (each returned beam must be a different "
+                                      f"caption) [{where}]")
+            best = ranked[:k]
+            expect_tensor(f"beam_search scores (expected the {k} best log-probabilities of all {len(ranked)} "
+                          f"captions)", scores[0].double(), torch.tensor([s for s, _ in best], dtype=torch.float64),
+                          rtol=1e-6, atol=1e-6, case=where)
+            expect(captions == [c for _, c in best], f"beam_search tokens: expected the {k} best captions "
+                   f"{[list(c) for _, c in best]}, best first; got {[list(c) for c in captions]}", where)
+    prop()
+
+
+def tempered_sequence_probs(table: torch.Tensor, context: int, temperature: float, steps: int) -> dict:
+    """{caption (tuple of steps tokens, PAD after END): probability} when each word is drawn from
+    softmax(log_probs / temperature) of the toy model given everything drawn before it."""
+    probs = {(): 1.0}
+    for t in range(steps):
+        grown = {}
+        for prefix, p in probs.items():
+            if prefix and prefix[-1] in (END, PAD):
+                grown[prefix + (PAD,)] = p
+                continue
+            memory = sum(prefix) % MEMORY
+            previous = prefix[-1] if prefix else START
+            word = torch.softmax(table[context, min(t, table.shape[1] - 1), memory, previous] / temperature, -1)
+            for w, q in enumerate(word.tolist()):
+                if q > 0:
+                    grown[prefix + (w,)] = p * q
+        probs = grown
+    return probs
+
+
+@check()
+def sampling_follows_the_tempered_distribution_of_whole_captions(student, ctx):
+    """sample_captions draws two-word captions with the probability of each word given the words drawn before it."""
+    for seed, temperature in zip(_seeds((31, 32)), (1.0, 0.7)):
+        table = toy_table(seed, 1, 2, 5)
+        n = 6000
+        drawn, _ = _sample(student, table, torch.zeros(n, dtype=torch.long), temperature, 2, seed)
+        describe = f"toy model seed={seed}, temperature={temperature}, {n} samples of 2 words"
+        expected = tempered_sequence_probs(table, 0, temperature, 2)
+        counts = {}
+        for row in drawn.tolist():
+            counts[tuple(row)] = counts.get(tuple(row), 0) + 1
+        unexpected = [list(c) for c in counts if c not in expected]
+        expect(not unexpected, f"drew captions of probability 0: {unexpected[:3]}", describe)
+        for caption, p in sorted(expected.items(), key=lambda item: -item[1]):
+            freq = counts.get(caption, 0) / n
+            # 5 standard errors of a binomial proportion, as for the first word alone.
+            tolerance = 5 * math.sqrt(p * (1 - p) / n) + 1e-3
+            expect(abs(freq - p) <= tolerance, f"the caption {list(caption)} was drawn with frequency {freq:.4f}, "
+                   f"expected {p:.4f} +- {tolerance:.4f} (the second word's distribution depends on the first word "
+                   f"and on the model's state after it)", describe)
 
 
 @check()

@@ -1,4 +1,4 @@
-"""Part 6 public checks: the schedule table of LSTM-A1..A5, the state the prefix leaves in the given LSTM cell and
+"""Part 6 public checks: the schedule table of LSTM-A1..A5 and its inputs kept in the autograd graph, the state the prefix leaves in the given LSTM cell and
 step-by-step decoding against teacher forcing, both against nn.LSTMCell with the same injected weights. (The part's
 hidden checks: autograder/grader/checks/lstm_a.py; A4 trained on hidden data: autograder/grader/training.py.)
 
@@ -169,6 +169,34 @@ def schedule_follows_the_table(student, ctx):
         raised = student.call("lstm_a.schedule_unknown", variant=unknown, image=image, attr=attr)
         expect(raised == "ValueError", f"schedule({unknown!r}): expected ValueError for an unknown variant, "
                + ("but it returned normally" if raised == "returned" else f"got {raised}"), f"N={n}, E={e}")
+    prop()
+
+
+@check()
+def schedule_keeps_the_inputs_in_the_graph(student, ctx):
+    """The tensors schedule returns carry gradients back to image_input and attr_input (nothing detached)."""
+    @FEW
+    @given(seeds, st.integers(1, 3), st.integers(1, 5))
+    @example(0, 2, 3)
+    def prop(seed, n, e):
+        image, attr, weight = tensor(seed, n, e), tensor(seed + 1, n, e), tensor(seed + 2, n, e)
+        zero = torch.zeros(n, e, dtype=torch.float64)
+        for variant in LSTM_A_VARIANTS:
+            describe = f"variant={variant!r}, N={n}, E={e}, seed={seed}"
+            out = student.call("lstm_a.schedule_gradients", variant=variant, image=image, attr=attr, weight=weight)
+            expect(isinstance(out, list), f"schedule({variant!r}): expected a prefix list and a per-step input",
+                   describe)
+            # Judged per returned tensor that is one of the inputs by value (which one belongs where is
+            # schedule_follows_the_table's business): the gradient must reach that input, and only it.
+            for k, entry in enumerate(out):
+                value, grad_image, grad_attr = expect_tuple("(value, gradients)", entry, 3, describe)
+                which = _which(value, image, attr)
+                if which not in INPUT_NAME:
+                    continue
+                for name, got in (("image", grad_image), ("attr", grad_attr)):
+                    expect_tensor(f"gradient of returned tensor {k} (a copy of {INPUT_NAME[which]}) with respect to "
+                                  f"{INPUT_NAME[name]} in schedule({variant!r})", got,
+                                  weight if name == which else zero, rtol=1e-12, atol=1e-12, case=describe)
     prop()
 
 

@@ -1,5 +1,5 @@
 """Part 5 public checks: the location sampler (its distribution, its generator, its differentiable log-probability),
-the REINFORCE loss against its formula, the score-function estimator against the exact gradient computed by
+the REINFORCE loss against its formula (rewards and baseline constants, no gradient into them), the score-function estimator against the exact gradient computed by
 enumerating every location (the lecture's Section 5.1), the baselines against their closed forms. (The part's
 hidden checks: autograder/grader/checks/reinforce.py; hard attention trained on hidden data:
 autograder/grader/training.py.)
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from autograder.public.checks import check, current_round
 from autograder.public.compare import CheckFailed, expect, expect_tensor, expect_tuple, type_name
-from autograder.public.strategies import FEW, PROPERTY, loss_shapes, seeds, weight_cases
+from autograder.public.strategies import FEW, PROPERTY, loss_shapes, seeds, weight_cases, wide_loss_shapes
 from autograder.public.strategies import tensor as normal
 
 Z = 5.0            # standard errors allowed for a Monte Carlo estimate: a correct sampler fails with p ~ 1e-6
@@ -258,6 +258,14 @@ def sample_location_log_prob_is_differentiable(student, ctx):
                       rtol=1e-5, atol=1e-6, case=describe, check_dtype=False)
         grad = out["grad"]
         expect(grad is not None, "sample_location log_prob carries no gradient with respect to weights", describe)
+        if isinstance(grad, torch.Tensor) and grad.is_floating_point() and not bool(torch.isfinite(grad).all()):
+            bad = sorted({tuple(i) for i in (~torch.isfinite(grad)).nonzero().tolist()})
+            at_zero = all(weights[i].item() == 0 for i in bad)
+            raise CheckFailed(f"d sum(log_prob) / d weights is not finite at {bad[:4]}"
+                              + (" where the weight is exactly 0: locations that were not drawn must get a finite "
+                                 "gradient (0 along the simplex), whatever their weight; soft attention rarely gives "
+                                 "exact zeros, so training alone would not show this" if at_zero else "")
+                              + f" [{describe}]")
         expected = torch.zeros(n, L, dtype=torch.float64)
         expected[rows, index] = 1 / picked
         expect(isinstance(grad, torch.Tensor) and tuple(grad.shape) == (n, L),
@@ -284,6 +292,18 @@ def reinforce_loss_matches_the_formula(student, ctx):
     def prop(seed, shape, baseline_kind, masked):
         case = _loss_case(seed, shape, baseline_kind, masked)
         _check_loss(student, case, _describe_loss(seed, shape, baseline_kind, masked), constants=False)
+    prop()
+
+
+@check()
+def reinforce_loss_treats_rewards_and_baseline_as_constants(student, ctx):
+    """reinforce_loss passes no gradient to rewards or baseline, and broadcasts a per-step baseline."""
+    @PROPERTY
+    @given(seeds, wide_loss_shapes, st.sampled_from(["0-d tensor", "per step", "full", "float"]), st.booleans())
+    @example(1, (2, 3), "per step", True)
+    def prop(seed, shape, baseline_kind, masked):
+        case = _loss_case(seed, shape, baseline_kind, masked)
+        _check_loss(student, case, _describe_loss(seed, shape, baseline_kind, masked), constants=True)
     prop()
 
 

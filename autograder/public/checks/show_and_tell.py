@@ -1,6 +1,7 @@
 """Part 1 public checks: the ReLU step against nn.RNNCell, the masked loss against an enumerated oracle, the
-captioner's init_state and step against their closed forms and forward against nn.RNN (weights injected by the
-grader, so nothing depends on how the student's model was initialised). (The part's hidden checks:
+captioner's init_state and step against their closed forms, forward against nn.RNN and against nn.RNNCell unrolled with
+the image at the first step, and the student's own step-by-step decoding against the student's own forward (weights
+injected by the grader, so nothing depends on how the student's model was initialised). (The part's hidden checks:
 autograder/grader/checks/show_and_tell.py; its training check: autograder/grader/training.py.)
 
 Expected values are computed here in float64: by nn.RNNCell / nn.RNN with explicitly injected weights, or by
@@ -322,4 +323,61 @@ def forward_matches_nn_rnn_without_the_image(student, ctx):
         sizes, weights, features, captions, describe, _ = _model_inputs(case, zero=("W_ih.weight",))
         got = _forward(student, sizes, weights, features, captions)
         _expect_log_probs("forward(features, captions)", got, nn_rnn_oracle(weights, captions), describe)
+    prop()
+
+
+def recurrence_oracle(weights: dict, features: torch.Tensor, captions: torch.Tensor) -> torch.Tensor:
+    """Teacher-forced logits (N, T-1, V) in float64: nn.RNNCell unrolled over emb(captions[:, :-1]), the image term
+    W_ih v added at the first step only (with START), then out(h_t) at every step (the docstring of forward)."""
+    w = {k: t.to(F64) for k, t in weights.items()}
+    image_term = image_term_oracle(weights, features)
+    h = torch.zeros_like(image_term)
+    logits = []
+    for t in range(captions.shape[1] - 1):
+        x = w["emb.weight"][captions[:, t]]
+        h = rnn_cell_oracle(x, h, w["W_xh.weight"], w["W_hh.weight"], w["W_xh.bias"], image_term if t == 0 else None)
+        logits.append(F.linear(h, w["out.weight"], w["out.bias"]))
+    return torch.stack(logits, 1)
+
+
+@check()
+def forward_matches_the_recurrence_with_the_image(student, ctx):
+    """forward gives the teacher-forced logits of the recurrence, the image term entering at the first step only."""
+    @FEW
+    @given(model_cases)
+    def prop(case):
+        sizes, weights, features, captions, describe, _ = _model_inputs(case)
+        got = _forward(student, sizes, weights, features, captions)
+        expected = recurrence_oracle(weights, features, captions)
+        got = expect_float_tensor("forward(features, captions)", got, tuple(expected.shape), describe)
+        # The first step alone, then the rest: where the image enters shows in which of the two disagrees.
+        _expect_log_probs("forward(features, captions)[:, 0], the first step (START and the image term)", got[:, :1],
+                          expected[:, :1], describe)
+        _expect_log_probs("forward(features, captions)[:, 1:], the steps after the first (no image term)", got[:, 1:],
+                          expected[:, 1:], describe)
+    prop()
+
+
+@check()
+def step_by_step_decoding_equals_teacher_forcing(student, ctx):
+    """init_state then step on captions[:, t] gives your forward's log-probabilities at every t."""
+    @FEW
+    @given(model_cases)
+    def prop(case):
+        sizes, weights, features, captions, describe, _ = _model_inputs(case)
+        got = student.call("show_and_tell.step_by_step", sizes=sizes, weights=weights, features=features,
+                           captions=captions)
+        steps = captions.shape[1] - 1
+        expect(isinstance(got, list) and len(got) == steps, f"expected {steps} steps' log_probs", describe)
+        n, v = captions.shape[0], sizes["n_vocab"]
+        stepped = torch.stack([expect_float_tensor(f"step {t}: log_probs", lp, (n, v), describe).to(F64)
+                               for t, lp in enumerate(got)], 1)
+        forward = expect_float_tensor("forward(features, captions)", _forward(student, sizes, weights, features,
+                                                                               captions), (n, steps, v), describe)
+        forward = forward.to(F64).log_softmax(-1)
+        rtol, atol = MODEL_TOL.rtol, MODEL_TOL.atol
+        for t in range(steps):  # the first step that disagrees is the one to look at
+            expect_tensor(f"your step-by-step decoding (init_state, then step on captions[:, {t}]) disagrees with "
+                          f"log_softmax of your forward(features, captions)[:, {t}]", stepped[:, t], forward[:, t],
+                          rtol=rtol, atol=atol, case=describe)
     prop()

@@ -20,6 +20,18 @@ def attend(student, query, keys, values):
     return student.attend(query, keys, values), (query, keys, values)
 
 
+@recipe(forbid=("sdpa",))
+def attend_gradients(student, query, keys, values, context_weights, weight_weights):
+    """The gradients of sum(context * context_weights) + sum(weights * weight_weights) with respect to query, keys
+    and values (None for an input the result does not depend on through the graph)."""
+    inputs = [t.clone().requires_grad_(True) for t in (query, keys, values)]
+    context, weights = student.attend(*inputs)
+    total = (context * context_weights).sum() + (weights * weight_weights).sum()
+    if not total.requires_grad:
+        return None, None, None
+    return torch.autograd.grad(total, inputs, allow_unused=True)
+
+
 @recipe()
 def with_coords(student, features, grid):
     """student.with_coords; returns (its result, features after the call)."""
