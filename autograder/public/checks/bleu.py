@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from autograder.public.checks import check, current_round
@@ -114,6 +114,20 @@ def _closest_lengths(hyps: list[str], refs: list[list[str]]) -> tuple[int, int]:
     return c, r
 
 
+def has_length_tie(hyps: list[str], refs: list[list[str]]) -> bool:
+    """Some candidate has two references of different lengths equally close to its own: the one case where the
+    closest-length tie convention decides r. Every check but closest_length_ties_go_to_the_shorter_reference
+    leaves such corpora out, so that one convention costs the points of one check."""
+    for hyp, rs in zip(hyps, refs):
+        c = len(hyp.split())
+        distances = {}
+        for ref in rs:
+            distances.setdefault(abs(len(ref.split()) - c), set()).add(len(ref.split()))
+        if len(distances[min(distances)]) > 1:
+            return True
+    return False
+
+
 def _check_ngram_counts(student, tokens, n):
     case = f"tokens={tokens!r}, n={n}"
     got = _ngram_counts(student, tokens, n, case)
@@ -213,6 +227,7 @@ def corpus_bleu_reproduces_the_worked_examples(student, ctx):
         @given(bleu_corpus(max_sentences=4, min_words=1), st.one_of(st.none(), st.integers(1, 4)))
         def graders(corpus, max_n):
             hyps, refs = corpus
+            assume(not has_length_tie(hyps, refs))
             expected = now.reference("bleu").corpus_bleu(hyps, refs, *(() if max_n is None else (max_n,)))
             case = _describe(hyps, refs, max_n)
             _expect_scores("corpus_bleu", _corpus_bleu(student, hyps, refs, max_n, case), expected, RTOL, ATOL, case)
@@ -251,6 +266,7 @@ def brevity_penalty_uses_the_closest_reference_lengths(student, ctx):
     @PUBLIC
     @given(bleu_brevity_corpus(max_n=3, max_sentences=3))
     def prop(corpus):
+        assume(not has_length_tie(*corpus[:2]))
         _brevity(student, corpus)
     prop()
 
