@@ -3,7 +3,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from shared.vocab import PAD
+from shared.encoder import D_ANN, L_GRID
+from shared.vocab import PAD, VOCAB_SIZE
 from solutions.show_and_tell import ShowTellLSTM, ShowTellRNN, caption_loss, relu_rnn_step
 
 
@@ -53,3 +54,28 @@ def test_caption_loss_ignores_padding():
     by_hand = torch.stack([-F.log_softmax(logits[0, t], -1)[captions[0, t + 1]] for t in range(3)] +
                           [-F.log_softmax(logits[1, t], -1)[captions[1, t + 1]] for t in range(2)]).mean()
     torch.testing.assert_close(caption_loss(logits, captions), by_hand)
+
+
+def test_a_training_failure_names_a_step_that_disagrees_with_forward_and_a_loss_that_did_not_fall():
+    """The training recipe tells forward and step apart on the trained model (here: the image entering at the second
+    step of forward only), and the training check's failure says so, and says when the loss did not fall."""
+    import importlib.util
+
+    from autograder.grader.training import known_causes
+    from autograder.worker.recipes.show_and_tell import step_agrees_with_forward
+    from tests.meta.variants import ROOT, all_variants
+
+    torch.manual_seed(0)
+    features, captions = torch.randn(3, L_GRID, D_ANN), torch.randint(3, VOCAB_SIZE, (3, 6))
+    assert step_agrees_with_forward(ShowTellRNN(), features, captions)
+    variant = next(v for v in all_variants() if v.name == "image_at_the_second_step")
+    spec = importlib.util.spec_from_loader("broken_show_and_tell", loader=None)
+    broken = importlib.util.module_from_spec(spec)
+    exec(variant.apply((ROOT / "solutions" / "show_and_tell.py").read_text()), broken.__dict__)
+    torch.manual_seed(0)
+    assert not step_agrees_with_forward(broken.ShowTellRNN(), features, captions)
+
+    assert known_causes({"step_agrees_with_forward": True, "losses": [2.0, 1.2]}) == []
+    causes = known_causes({"step_agrees_with_forward": False, "losses": [2.0, 1.99]})
+    assert len(causes) == 2 and "disagrees with your forward" in causes[0] and "did not fall" in causes[1]
+    assert known_causes({"step_agrees_with_forward": None, "losses": "x"}) == []

@@ -161,8 +161,28 @@ def expect_exact_match(spec: TrainingSpec, out, ctx: GradingContext) -> None:
     hidden test scenes."""
     accuracy = exact_match_of(out, ctx)
     threshold = spec.threshold
-    expect(accuracy >= threshold, f"exact match {accuracy:.3f} on the hidden test scenes; the threshold is {threshold}",
-           safe=f"exact match {accuracy:.3f}, threshold {threshold}")
+    causes = "".join(f"; {cause}" for cause in known_causes(out))
+    expect(accuracy >= threshold, f"exact match {accuracy:.3f} on the hidden test scenes; the threshold is {threshold}"
+           f"{causes}", safe=f"exact match {accuracy:.3f}, threshold {threshold}{causes}")
+
+
+LOSS_FELL = 0.98   # a run whose last epoch's loss is above this fraction of its first's did not learn
+
+
+def known_causes(out) -> list[str]:
+    """What a failed training run says about its own cause, in words that name the symptom and reveal nothing of
+    the hidden data: the student's step-by-step decoding disagreeing with the student's forward (the recipe
+    compares them on training captions; the captions judged come from step, training used forward), a training
+    loss that did not fall. Only read to explain a failure: it never changes a verdict."""
+    causes = []
+    if reply(out, "step_agrees_with_forward") is False:
+        causes.append("your step-by-step decoding (init_state, then step) disagrees with your forward on the trained "
+                      "model: training follows forward, the captions judged come from step")
+    losses = _curve(reply(out, "losses"))
+    if losses and len(losses) > 1 and losses[-1] > LOSS_FELL * losses[0]:
+        causes.append(f"the training loss did not fall (first epoch {losses[0]:.3f}, last {losses[-1]:.3f}): no "
+                      f"learning signal reaches the parameters")
+    return causes
 
 
 # -- what a training check keeps for the feedback report (autograder/grader/report) ------------------------

@@ -108,4 +108,19 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, beam_
         with torch.no_grad():
             tokens, scores = decoding.beam_search(model, model.init_state(d["test_grids"][:shown]), beam_width, T_MAX)
         return {"tokens": tokens, "scores": scores}
-    return {"tokens": predicted, "losses": history.losses, "beams": report_extra(beams)}
+    return {"tokens": predicted, "losses": history.losses, "beams": report_extra(beams),
+            "step_agrees_with_forward": report_extra(lambda: step_agrees_with_forward(model, grids[:8], tokens[:8]))}
+
+
+def step_agrees_with_forward(model, features, captions) -> bool:
+    """Whether init_state, then step on captions[:, t], gives log_softmax of forward's logits (N, T-1, V) on these
+    (N, L, D) features and (N, T) captions. Training follows forward while the judged captions come from step: a
+    failing training check says so when they disagree."""
+    with torch.no_grad():
+        expected = model(features, captions).log_softmax(-1)
+        state, steps = model.init_state(features), []
+        for t in range(captions.shape[1] - 1):
+            log_probs, state = model.step(captions[:, t], state)
+            steps.append(log_probs)
+        return bool(torch.allclose(torch.stack(steps, 1), expected, rtol=1e-3, atol=1e-4))
+
