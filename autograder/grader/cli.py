@@ -2,7 +2,9 @@
 
     python -m autograder grade SUBMISSION_DIR [--json PATH] [--report PATH.html] [--staff [PATH]] [--public-only]
                                [--part MODULE ...]
-    python -m autograder check [DIR]     # the public checks on your working copy (default: assignments/);
+    python -m autograder check [DIR] [--part MODULE ...] [--train]
+                                         # the public checks on your working copy (default: assignments/);
+                                         # --train: the training checks' runs on the public data instead;
                                          # exit status 1 when a check fails
     python -m autograder demo [--json PATH] [--report PATH.html]   # grade the bundled, partly correct sample
     python -m autograder batch SUBMISSIONS --out DIR [--jobs N | --scheduler ADDRESS] [--part MODULE ...] [--force]
@@ -41,10 +43,34 @@ def grade(args) -> int:
 
 def check(args) -> int:
     """The public checks on a working copy of the assignment, on their own cases only (as a student's check runs
-    them: the grader's round of cases drawn from the hidden seed is the grader's)."""
+    them: the grader's round of cases drawn from the hidden seed is the grader's). --train: the training checks
+    instead, on the public data."""
     _existing_folder(args.folder)
+    if args.train:
+        return check_training(args.folder, tuple(args.part) if args.part else None)
     report = _graded(args.folder, public_only=True, parts=tuple(args.part) if args.part else None, grader_cases=False)
     _show(report)
+    return 0 if all(r.passed for r in report.results) else 1
+
+
+def check_training(folder: Path, parts: tuple[str, ...] | None) -> int:
+    """Train each trained part of `folder` (or of `parts`) as its training check does, with the same recipes and
+    budgets, on the public data (PublicContext); print its score next to the published threshold and the lab's
+    image controls. Exit status 1 when a run does not reach its threshold."""
+    import os
+
+    from autograder.grader.context import PublicContext
+    from autograder.grader.training import SPECS, public_table
+
+    trained = tuple(p for p in SPECS if (parts is None or p in parts) and (folder / f"{p}.py").is_file())
+    if not trained:
+        raise UsageError(f"{folder}: none of the trained parts' modules ({', '.join(f'{p}.py' for p in SPECS)})"
+                         + (f" among --part {' '.join(parts)}" if parts else ""))
+    with tempfile.TemporaryDirectory(prefix="captionkit-train-") as tmp:
+        os.chmod(tmp, 0o711)   # the sandbox user reaches the shared inputs below it, and lists nothing
+        ctx = PublicContext(Path(tmp) / "grader", shared=Path(tmp) / "shared")
+        report = _graded(folder, parts=trained, ctx=ctx, training_only=True)
+    print(public_table(report, trained))
     return 0 if all(r.passed for r in report.results) else 1
 
 
@@ -150,6 +176,8 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="run the public checks on a working copy of the assignment")
     c.add_argument("folder", type=Path, nargs="?", default=Path("assignments"))
     c.add_argument("--part", action="append", choices=MODULES, help="check only this part (repeatable)")
+    c.add_argument("--train", action="store_true", help="instead, train each trained part on the public data as its "
+                   "training check does (same budgets) and print its score, the threshold and the image controls")
     c.set_defaults(handler=check)
     d = sub.add_parser("demo", help="grade the bundled sample submission (partly correct)")
     d.add_argument("--json", type=Path, help="write Gradescope's results.json here")

@@ -50,6 +50,7 @@ def new_test_secret() -> str:
 
 class GradingContext:
     """Shared by every check of one grading run."""
+    public = False   # the hidden data; PublicContext: the public data of `check --train`
 
     def __init__(self, scratch: Path, shared: Path | None = None, seed: int | None = None):
         self.scratch = Path(scratch)         # the grader's own folder: nobody else reads it
@@ -127,6 +128,22 @@ class GradingContext:
         """What the checks kept since the last call, by part; starts afresh (engine.grade calls it once per run)."""
         taken, self._artifacts = self._artifacts, {}
         return taken
+
+
+class PublicContext(GradingContext):
+    """A run of the training checks on the public data (`python -m autograder check --train`): the scenes students
+    train on at home (shared.encoder.load_data's defaults: training scenes of seed 0, test scenes of seed 1), with
+    the same recipes and budgets as the hidden checks. Nothing in it is hidden, so its scores can be printed in full;
+    the training checks also measure the lab's image controls (zeroed and shuffled features) there."""
+    public = True
+
+    def __init__(self, scratch: Path, shared: Path | None = None):
+        super().__init__(scratch, shared, seed=0)
+
+    @cached_property
+    def data(self) -> CaptionData:
+        """The public data set: 6000 training scenes of seed 0, 400 test scenes of seed 1."""
+        return load_data(cache=True)
 
 
 def _timed_in_child(run: Callable[..., object], setup: Callable[[], object] | None = None) -> float:

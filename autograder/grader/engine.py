@@ -42,7 +42,8 @@ SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
 def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...] | None = None,
           scratch: Path | None = None, ctx: GradingContext | None = None,
           worker_factory: WorkerFactory | None = None, skip_training: bool = False,
-          grader_cases: bool = True, progress: Progress | None = None, time_limit: float | None = None) -> GradeReport:
+          grader_cases: bool = True, progress: Progress | None = None, time_limit: float | None = None,
+          training_only: bool = False) -> GradeReport:
     """Grade every part (or `parts`) of the submission folder; never raises for a bad submission.
 
     Every public check also runs on cases drawn from the hidden seed (autograder.public.checks.Round), unless
@@ -50,7 +51,8 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
 
     worker_factory makes the worker each part's checks call (default: a sandboxed worker process,
     autograder.public.client.Worker, isolated as this machine allows). skip_training=True leaves out the
-    training checks (the kit's own tests of property checks use it). progress: told where the run is
+    training checks (the kit's own tests of property checks use it); training_only=True grades the training
+    checks alone (`check --train`, on the public data of a PublicContext). progress: told where the run is
     (autograder/public/progress.py; by default nothing is shown). time_limit: seconds for the whole submission
     (x LIMITS.scale, autograder.public.limits), on top of each part's; the parts it leaves no time for are not
     run."""
@@ -70,7 +72,7 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
     ctx.take_artifacts()  # a context may serve several runs: this report holds this run's artifacts only
     progress = progress or Progress()
     graded = [p for p in GRADING_ORDER if parts is None or p in parts]
-    counts = {p: len(_graded_checks(p, rubric.get(p, {}), public_only, skip_training)) for p in graded}
+    counts = {p: len(_graded_checks(p, rubric.get(p, {}), public_only, skip_training, training_only)) for p in graded}
     progress.begin(sum(counts.values()))
     try:
         if not skip_training:
@@ -82,14 +84,14 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
             deadline = part_deadline(None if time_limit is None else started + limits.LIMITS.seconds(time_limit))
             try:
                 results = _grade_part(part, Path(submission), scratch / part, ctx, rubric.get(part, {}), public_only,
-                                      worker_factory, skip_training, grader_cases, progress, deadline)
+                                      worker_factory, skip_training, grader_cases, progress, deadline, training_only)
             except Exception as exc:  # noqa: BLE001 (the grader's own error costs this part, never the results file)
                 note = "".join(traceback.format_exception(exc))[-3000:]
                 entries = rubric.get(part, {})
                 results = [CheckResult(part, c.name, f"{BY_MODULE[part].number}.{entries[c.name].number}",
                                        c.description, 0.0, entries[c.name].points, entries[c.name].visibility,
                                        GRADER_ERROR, 0.0, note)
-                           for c in _graded_checks(part, entries, public_only, skip_training)]
+                           for c in _graded_checks(part, entries, public_only, skip_training, training_only)]
             report.results.extend(results)
             progress.part_done(sum(r.score for r in results), sum(r.max_score for r in results))
     finally:
@@ -114,11 +116,11 @@ def sandboxed_workers(runtime: Path, isolation: Isolation) -> WorkerFactory:
 
 
 def _graded_checks(part: str, entries: dict[str, rubric_mod.Entry], public_only: bool,
-                   skip_training: bool) -> list[Check]:
+                   skip_training: bool, training_only: bool = False) -> list[Check]:
     """The checks of `part` this run grades, in order. Only checks with a rubric entry are graded;
     tests/test_grader.py fails when the two disagree."""
     return [c for c in checks_of(part) if c.name in entries and not (skip_training and c.training)
-            and (not public_only or entries[c.name].visibility == "public")]
+            and (not training_only or c.training) and (not public_only or entries[c.name].visibility == "public")]
 
 
 def _time_references(parts: list[str], ctx: GradingContext, rubric: dict, public_only: bool) -> None:
@@ -138,12 +140,13 @@ def _time_references(parts: list[str], ctx: GradingContext, rubric: dict, public
 def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                 entries: dict[str, rubric_mod.Entry], public_only: bool, worker_factory: WorkerFactory,
                 skip_training: bool = False, grader_cases: bool = True, progress: Progress | None = None,
-                deadline: Deadline | None = None) -> list[CheckResult]:
+                deadline: Deadline | None = None, training_only: bool = False) -> list[CheckResult]:
     """The part's graded checks run against one worker of the part (autograder.public.runner.grade_part), until
     `deadline` (default: the part's time limit from now)."""
     references = {name: (SOLUTIONS / f"{name}.py").read_text() for name in REFERENCES[part]}
     deadline = deadline or part_deadline()
-    return grade_part(part, BY_MODULE[part].number, _graded_checks(part, entries, public_only, skip_training),
+    return grade_part(part, BY_MODULE[part].number,
+                      _graded_checks(part, entries, public_only, skip_training, training_only),
                       entries, lambda: worker_factory(part, submission, scratch, references, deadline), ctx,
                       (lambda chk: grader_round(ctx, chk)) if grader_cases else None, progress)
 

@@ -65,6 +65,7 @@ class TrainingSpec:
     figures: tuple[str, ...] = ()
     judge: Callable[[TrainingSpec, object, GradingContext], None] = None   # default: expect_exact_match
     score: Callable[[object, GradingContext], float] = None                # default: exact_match_of
+    metric: str = "exact match"                                            # what `score` measures, in words
     # The check's limit: the part's by default (the student's run is also bounded by its time budget).
     timeout: float = field(default_factory=lambda: LIMITS.part)
 
@@ -98,9 +99,13 @@ def training_check(spec: TrainingSpec) -> TrainingSpec:
 
     def run(student, ctx: GradingContext) -> None:
         budget = spec.time_budget(ctx)
+        controls = {"controls": True} if ctx.public else {}   # check --train also measures the image controls
         out = student.call(spec.recipe, timeout=budget, evaluate=reached(spec, ctx), data=share_split(ctx),
-                           epochs=spec.epochs, batch_size=spec.batch_size, lr=spec.lr, seed=ctx.seed, **spec.options)
+                           epochs=spec.epochs, batch_size=spec.batch_size, lr=spec.lr, seed=ctx.seed, **spec.options,
+                           **controls)
         keep(spec, out, ctx)
+        if ctx.public:
+            keep_public_scores(spec, out, ctx)
         (spec.judge or expect_exact_match)(spec, out, ctx)
     run.__name__ = run.__qualname__ = spec.check
     run.__doc__ = spec.description.format(spec=spec)
@@ -183,6 +188,52 @@ def known_causes(out) -> list[str]:
         causes.append(f"the training loss did not fall (first epoch {losses[0]:.3f}, last {losses[-1]:.3f}): no "
                       f"learning signal reaches the parameters")
     return causes
+
+
+# -- what a training check keeps on the public data (check --train) ---------------------------------------------
+
+CONTROLS = ("zeroed", "shuffled")   # the lab's image controls (autograder.worker.recipes.image_controls)
+
+
+def keep_public_scores(spec: TrainingSpec, out, ctx: GradingContext) -> None:
+    """On the public data (PublicContext) only: keep the run's score and the score of each image control under
+    (part, "public scores") as {"score": float or None, "zeroed": ..., "shuffled": ...}, None where the recipe's
+    reply holds nothing scorable (the verdict then says why). Under both controls a model that reads the image
+    collapses: exact match near 0, StyleNet's content slots down to what a model trained without the image gets
+    (about 0.44, docs/thresholds.md)."""
+    def scored(reply) -> float | None:
+        try:
+            return float((spec.score or exact_match_of)(reply, ctx))
+        except CheckFailed:
+            return None
+    controls = reply(out, "controls")
+    kept = {"score": scored(out)}
+    for name in CONTROLS:
+        kept[name] = scored({"tokens": controls.get(name)}) if isinstance(controls, dict) else None
+    ctx.keep(spec.part, "public scores", kept)
+
+
+def public_table(report, parts) -> str:
+    """The lines `check --train` prints: per trained part, its score on the public test scenes next to the
+    published threshold, the verdict, and the two image controls; a failed run's reason."""
+    lines = []
+    results = {r.part: r for r in report.results}
+    for part in parts:
+        spec, result = SPECS[part], results.get(part)
+        if result is None:
+            continue
+        kept = report.artifacts.get(part, {}).get("public scores")
+        verdict = "reaches the threshold" if result.passed else "FAILS"
+        if kept is None or kept["score"] is None:
+            lines.append(f"{part}: {verdict}: {result.output}")
+            continue
+        controls = ", ".join(f"{name} images {kept[name]:.3f}" if kept[name] is not None else f"{name} images -"
+                             for name in CONTROLS)
+        lines.append(f"{part}: {spec.metric} {kept['score']:.3f} (threshold {spec.threshold}): {verdict}; "
+                     f"image controls (should collapse): {controls}")
+        if not result.passed and kept["score"] >= spec.threshold:   # failed on more than the score (StyleNet's style)
+            lines.append(f"    {result.output}")
+    return "\n".join(lines)
 
 
 # -- what a training check keeps for the feedback report (autograder/grader/report) ------------------------
@@ -553,4 +604,4 @@ training_check(TrainingSpec(
     curves={"factual": "factual_losses", "styled": "styled_losses"},
     captions={"factual": ("tokens", "factual"), "romantic": ("tokens", "romantic")},
     judge=expect_the_style_switch,
-    score=lambda out, ctx: style_scores_of(out, ctx)["factual"]["content_slots"]))
+    score=lambda out, ctx: style_scores_of(out, ctx)["factual"]["content_slots"], metric="factual content slots"))

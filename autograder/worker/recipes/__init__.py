@@ -43,6 +43,19 @@ def report_extra(make: Callable):
         return None
 
 
+def image_controls(decode: Callable, *features) -> dict:
+    """The lab's two controls of a trained captioner (`python -m autograder check --train` asks for them):
+    {"zeroed": decode(*zeros), "shuffled": decode(*rolled)}, its captions of the test scenes with every image
+    feature zeroed, and with each scene reading the image features of the scene before it (rolled by one, as the
+    lab shuffles). Each of `features` is an (N, ...) tensor of the test scenes' image features (grids, attributes),
+    decode(*features) their captions. A model that reads the image loses its exact match under both."""
+    import torch
+
+    with torch.no_grad():
+        return {"zeroed": decode(*(torch.zeros_like(f) for f in features)),
+                "shuffled": decode(*(f.roll(1, 0) for f in features))}
+
+
 def epoch_done(epoch: int, epochs: int, loss: float) -> None:
     """Tell the grader that training epoch `epoch` of `epochs` ended with this mean loss (shared.training.train's
     on_epoch). A no-op outside a worker."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from autograder.worker.recipes import judged_epochs, load_split, recipe, reference, report_extra
+from autograder.worker.recipes import image_controls, judged_epochs, load_split, recipe, reference, report_extra
 from shared.training import seed_everything, train
 from shared.vocab import START, T_MAX
 
@@ -106,7 +106,7 @@ def captioner_attention_step(student, config, state_dict, h, c, features):
 
 
 @recipe()
-def train_and_decode(student, data, grid, epochs, batch_size, lr, seed, shown=4):
+def train_and_decode(student, data, grid, epochs, batch_size, lr, seed, shown=4, controls=False):
     """Train the student's AttnCaptioner on the student's with_coords of the hidden grids (`data`, from
     autograder.grader.training.share_split) with the kit's loop and the reference caption_loss, until the grader
     has seen its captions reach the threshold or for `epochs` epochs (judged_epochs); return the
@@ -120,8 +120,8 @@ def train_and_decode(student, data, grid, epochs, batch_size, lr, seed, shown=4)
     seed_everything(seed)
     model = student.AttnCaptioner()
 
-    def decode():
-        return greedy_decode(model, model.init_state(test_grids), T_MAX)
+    def decode(features=test_grids):
+        return greedy_decode(model, model.init_state(features), T_MAX)
     # Coordinates are appended batch by batch (with_coords works row by row): a coordinate copy of the whole
     # training set would add its size to the worker's peak memory.
     history = train(model, lambda m, idx: caption_loss(m(student.with_coords(grids[idx], grid), tokens[idx])[0],
@@ -135,4 +135,7 @@ def train_and_decode(student, data, grid, epochs, batch_size, lr, seed, shown=4)
         inputs = torch.cat([torch.full((len(words), 1), START, dtype=torch.long), words], 1)
         with torch.no_grad():
             return {"weights": model(test_grids[:shown], inputs)[1], "tokens": words}
-    return {"tokens": predicted, "losses": history.losses, "attention": report_extra(attention)}
+    def image_controlled():   # the image features change, the coordinates stay
+        return image_controls(lambda g: decode(student.with_coords(g, grid)), d["test_grids"])
+    return {"tokens": predicted, "losses": history.losses, "attention": report_extra(attention),
+            "controls": report_extra(image_controlled) if controls else None}

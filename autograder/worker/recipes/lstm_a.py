@@ -10,7 +10,7 @@ import contextlib
 
 import torch
 
-from autograder.worker.recipes import judged_epochs, load_split, recipe, reference
+from autograder.worker.recipes import image_controls, judged_epochs, load_split, recipe, reference, report_extra
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
 
@@ -97,7 +97,7 @@ def step_by_step(student, variant, sizes, state, features, attributes, captions)
 
 
 @recipe()
-def train_and_decode(student, data, variant, epochs, batch_size, lr, seed):
+def train_and_decode(student, data, variant, epochs, batch_size, lr, seed, controls=False):
     """Train the student's LSTMA(variant) with the kit's loop and the reference caption_loss on the hidden
     grids and predicted attributes that file `data` names (the lecture's recipe, as train_lstm_a), until the grader
     has seen its captions reach the threshold or for `epochs` epochs (judged_epochs); return greedy
@@ -108,10 +108,12 @@ def train_and_decode(student, data, variant, epochs, batch_size, lr, seed):
     seed_everything(seed)
     model = student.LSTMA(variant)
 
-    def decode():
-        return greedy_decode(model, model.init_state(d["test_grids"], d["test_attributes"]), T_MAX)
+    def decode(test_grids=d["test_grids"], test_attributes=d["test_attributes"]):
+        return greedy_decode(model, model.init_state(test_grids, test_attributes), T_MAX)
     history = train(model, lambda m, idx: caption_loss(m(grids[idx], attributes[idx], tokens[idx]), tokens[idx]),
                     len(tokens), epochs, batch_size, lr, seed, on_epoch=judged_epochs(model, decode))
     with torch.no_grad():
         predicted = decode()
-    return {"tokens": predicted, "losses": history.losses}
+    return {"tokens": predicted, "losses": history.losses,
+            "controls": report_extra(lambda: image_controls(decode, d["test_grids"], d["test_attributes"]))
+            if controls else None}

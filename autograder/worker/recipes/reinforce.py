@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.worker.recipes import judged_epochs, load_split, recipe, reference, report_extra
+from autograder.worker.recipes import image_controls, judged_epochs, load_split, recipe, reference, report_extra
 from shared.encoder import GRID
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
@@ -106,31 +106,36 @@ def inputs_unchanged(student, weights, log_probs, rewards, baseline, mask, score
 
 
 @recipe()
-def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4):
+def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, controls=False):
     """Train the reference AttnCaptioner on the coordinate-augmented hidden grids that file `data` names, with
     the student's HardAttentionLoss and the kit's loop, until the grader has seen its captions reach the threshold
     or for `epochs` epochs (judged_epochs); decode the test grids greedily through the student's
     HardAttentionDecoder (argmax location). Returns the captions, the training curve and, for the feedback
     report, the attention weights at each step of decoding the first `shown` test grids again (None if that
-    fails: the report is optional)."""
+    fails: the report is optional); with `controls`, also the lab's image controls (recipes.image_controls: the
+    image features change, the coordinates stay)."""
     attention, greedy_decode = reference("attention"), reference("decoding").greedy_decode
     d = load_split(data)
     features, tokens = attention.with_coords(d["grids"], GRID), d["tokens"]
+    test_grids = d["test_grids"].clone() if controls else None
     test_features = attention.with_coords(d["test_grids"], GRID)
     del d  # the memory-mapped grids: their pages would stay resident beside the copies with coordinates
     seed_everything(seed)
     model = attention.AttnCaptioner()
 
-    def decode():
+    def decode(features=test_features):
         decoder = student.HardAttentionDecoder(model)
-        return greedy_decode(decoder, decoder.init_state(test_features), T_MAX)
+        return greedy_decode(decoder, decoder.init_state(features), T_MAX)
     history = train(model, student.HardAttentionLoss(features, tokens, seed=seed), len(tokens), epochs,
                     batch_size, lr=lr, seed=seed, on_epoch=judged_epochs(model, decode))
     decoder = student.HardAttentionDecoder(model)
     with torch.no_grad():
         predicted = greedy_decode(decoder, decoder.init_state(test_features), T_MAX)
+    def image_controlled():
+        return image_controls(lambda g: decode(attention.with_coords(g, GRID)), test_grids)
     return {"tokens": predicted, "losses": history.losses,
-            "attention": report_extra(lambda: _recorded_attention(model, decoder, test_features[:shown]))}
+            "attention": report_extra(lambda: _recorded_attention(model, decoder, test_features[:shown])),
+            "controls": report_extra(image_controlled) if controls else None}
 
 
 def _recorded_attention(model, decoder, features):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from autograder.worker.recipes import judged_epochs, load_split, recipe, reference, report_extra
+from autograder.worker.recipes import image_controls, judged_epochs, load_split, recipe, reference, report_extra
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
 
@@ -85,20 +85,21 @@ def inputs_after_calls(student, sizes, weights, x, h, W_xh, W_hh, b, image_term,
 
 
 @recipe()
-def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, beam_width=3):
+def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, beam_width=3, controls=False):
     """Train the student's ShowTellRNN with the kit's loop and the student's caption_loss on the grids in
     file `data` (autograder.grader.training.share_split), until the grader has seen its captions reach the
     threshold or for `epochs` epochs (judged_epochs); return greedy captions of its test grids, the
     training curve and, for the feedback report, the reference beam search's beams and scores on the first
-    `shown` test grids (None if that fails: the report is optional)."""
+    `shown` test grids (None if that fails: the report is optional); with `controls`, also the lab's image
+    controls (recipes.image_controls) under "controls"."""
     decoding = reference("decoding")
     d = load_split(data)
     grids, tokens = d["grids"], d["tokens"]
     seed_everything(seed)
     model = student.ShowTellRNN()
 
-    def decode():
-        return decoding.greedy_decode(model, model.init_state(d["test_grids"]), T_MAX)
+    def decode(test_grids=d["test_grids"]):
+        return decoding.greedy_decode(model, model.init_state(test_grids), T_MAX)
     history = train(model, lambda m, idx: student.caption_loss(m(grids[idx], tokens[idx]), tokens[idx]),
                     len(tokens), epochs, batch_size, lr, seed=seed, on_epoch=judged_epochs(model, decode))
     with torch.no_grad():
@@ -109,7 +110,8 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, beam_
             tokens, scores = decoding.beam_search(model, model.init_state(d["test_grids"][:shown]), beam_width, T_MAX)
         return {"tokens": tokens, "scores": scores}
     return {"tokens": predicted, "losses": history.losses, "beams": report_extra(beams),
-            "step_agrees_with_forward": report_extra(lambda: step_agrees_with_forward(model, grids[:8], tokens[:8]))}
+            "step_agrees_with_forward": report_extra(lambda: step_agrees_with_forward(model, grids[:8], tokens[:8])),
+            "controls": report_extra(lambda: image_controls(decode, d["test_grids"])) if controls else None}
 
 
 def step_agrees_with_forward(model, features, captions) -> bool:

@@ -8,7 +8,7 @@ import types
 
 import torch
 
-from autograder.worker.recipes import judged_epochs, load_split, recipe, reference
+from autograder.worker.recipes import image_controls, judged_epochs, load_split, recipe, reference, report_extra
 from shared.training import make_adam
 from shared.vocab import encode_batch
 
@@ -195,11 +195,13 @@ class _JudgedSchedule:
         self.factual_losses: list = []
         self.styled_losses: list = []
         self.tokens = None   # the captions last judged: those of the epoch that stopped the run
+        self.model = None    # the model train_stylenet trains (what a stopped run's controls decode)
 
     def factual_batch(self, loss: float, size: int) -> None:
         self.total_f += loss * size
 
     def styled_batch(self, model, value) -> None:
+        self.model = model
         self.total_s += value
         self.batches += 1
         if self.batches % self.batches_per_epoch:
@@ -219,13 +221,14 @@ class _JudgedSchedule:
 
 
 @recipe()
-def train_and_decode(student, data, epochs, batch_size, lr, seed, max_len):
+def train_and_decode(student, data, epochs, batch_size, lr, seed, max_len, controls=False):
     """Train the student's StyleNet with its train_stylenet (given code: the alternating schedule, the student's
     cell and styled_text_step) and the reference caption loss, on the hidden grids and targets of file `data`
     (autograder.grader.training.share_split; the factual targets encoded with length max_len, as the lecture
     does) and the student module's styled corpus, until the grader has seen its captions reach the threshold
     (judged after each epoch's last styled update) or for `epochs` epochs; return greedy captions of the hidden
-    test grids under each factor, and the training curves."""
+    test grids under each factor, and the training curves; with `controls`, also the lab's image controls
+    (recipes.image_controls) under "controls"."""
     caption_loss, greedy_decode = reference("show_and_tell").caption_loss, reference("decoding").greedy_decode
     d = load_split(data)
     captions = encode_batch(d["targets"], max_len)
@@ -237,6 +240,11 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, max_len):
         loss = caption_loss(logits, targets)
         schedule.factual_batch(loss.item(), len(targets))
         return loss
+    def image_controlled(model):
+        if not controls:
+            return None
+        return report_extra(lambda: image_controls(lambda g: _decode_styles(model, greedy_decode, g, max_len),
+                                                   d["test_grids"]))
     student_step = _styled_step_of(student)
     judged = {}
     if student_step is not None:
@@ -251,8 +259,8 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, max_len):
                                                 epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, **judged)
     except _Stopped:
         return {"tokens": schedule.tokens, "factual_losses": schedule.factual_losses,
-                "styled_losses": schedule.styled_losses}
+                "styled_losses": schedule.styled_losses, "controls": image_controlled(schedule.model)}
     with torch.no_grad():
         predicted = _decode_styles(model, greedy_decode, d["test_grids"], max_len)
     return {"tokens": predicted, "factual_losses": list(history.factual_losses),
-            "styled_losses": list(history.styled_losses)}
+            "styled_losses": list(history.styled_losses), "controls": image_controlled(model)}
