@@ -1,6 +1,7 @@
 """The score of every epoch of the training checks' runs: what stopping a run at the threshold changes.
 
-    python benchmarks/epoch_scores.py [--seeds 5] [--part PART ...] [--variants]
+    python benchmarks/epoch_scores.py [--seeds 5] [--first-seed 0] [--part PART ...] [--variants] [--variant NAME ...]
+                                      [--threads N ...]
 
 A training check stops a run after the first epoch whose captions reach the threshold (autograder/grader/training.py,
 `reached`) instead of always training for the budget's epochs. The grade means the same if every run that reaches
@@ -11,7 +12,10 @@ each part's check with its recipe (the worker's, with the student's module impor
 benchmarks/inprocess_worker.py), scores the captions after every epoch without stopping, and prints per run: the
 epoch the threshold is first reached, the lowest score after it, the last epoch's score, and whether the verdict
 differs. A run "reaches the threshold" at an epoch whose captions pass the check's whole verdict (StyleNet's also asks
-the two style rates; its score is the factual content slots).
+the two style rates; its score is the factual content slots). --variant NAME also trains
+that variant on every training seed beside the reference (the spread of a broken model); --threads N trains every
+run at each of these thread counts (the worker trains with one; docs/thresholds.md calibrates at 1 and 2), on the
+hidden data the grading process builds (one thread).
 """
 from __future__ import annotations
 
@@ -89,34 +93,50 @@ def variants_of(part: str) -> list:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0, help="the first training seed's offset (default +0)")
     parser.add_argument("--part", action="append", choices=STOPPED)
     parser.add_argument("--variants", action="store_true", help="also every variant of tests/meta of the part")
+    parser.add_argument("--variant", action="append", metavar="NAME",
+                        help="also this variant of tests/meta, over every training seed (repeatable)")
+    parser.add_argument("--threads", type=int, action="append",
+                        help="torch threads of the training runs (repeatable; default 1, as the worker trains)")
     args = parser.parse_args()
-    torch.set_num_threads(1)   # as the worker trains
+    threads = args.threads or [1]
+    if min(threads) < 1:
+        parser.error(f"--threads: expected whole numbers >= 1, got {threads}")
+    unknown = set(args.variant or ()) - {v.name for part in args.part or STOPPED for v in variants_of(part)}
+    if unknown:
+        parser.error(f"--variant: no variant of the parts measured is named {', '.join(sorted(unknown))}")
+    from tests.meta.variants import make_submission
     from solutions import attention, decoding, show_and_tell   # the references a recipe uses (engine.REFERENCES)
     recipes.REFERENCES.update(decoding=decoding, show_and_tell=show_and_tell, attention=attention)
+    torch.set_num_threads(1)   # the hidden data as the grading process builds it (its encoder cache is per thread count)
     ctx = GradingContext(Path(tempfile.mkdtemp(prefix="captionkit-epochs-")))
-    print(f"hidden data seed {ctx.seed}; one thread")
+    ctx.data
+    print(f"hidden data seed {ctx.seed}; training threads {', '.join(map(str, threads))}")
     for part in args.part or STOPPED:
         spec = SPECS[part]
         print(f"\n{part}: threshold {spec.threshold}, {spec.epochs} epochs\n")
         print("| run | score after each epoch (* verdict fails) | first epoch passing | lowest after | last | "
               "verdict, all epochs | verdict, stopped | CPU s |")
         print("|---|---|---|---|---|---|---|---|")
-        for i in range(args.seeds):
-            scores, seconds = epoch_scores(part, ROOT / "solutions", ctx, ctx.seed + i)
-            print(summary(f"reference, seed +{i}", scores, seconds), flush=True)
-        for variant in variants_of(part) if args.variants else ():
-            from tests.meta.variants import make_submission
-
-            folder = make_submission(Path(tempfile.mkdtemp(prefix="captionkit-variant-")), variant)
+        named = [v for v in variants_of(part) if v.name in (args.variant or ())]
+        # seed by seed, so that a measurement cut short holds every model on the seeds it reached
+        runs = [(v, i, n) for i in range(args.first_seed, args.first_seed + args.seeds) for n in threads
+                for v in [None] + named]
+        runs += [(v, 0, threads[0]) for v in variants_of(part)] if args.variants else []
+        for variant, i, n in runs:
+            torch.set_num_threads(n)
+            folder = ROOT / "solutions" if variant is None else \
+                make_submission(Path(tempfile.mkdtemp(prefix="captionkit-variant-")), variant)
+            name = ("reference" if variant is None else f"{'correct' if variant.correct else 'broken'} {variant.name}") \
+                + f", seed +{i}" + (f", {n} threads" if len(threads) > 1 else "")
             try:
-                scores, seconds = epoch_scores(part, folder, ctx, ctx.seed)
+                scores, seconds = epoch_scores(part, folder, ctx, ctx.seed + i)
             except Exception as exc:  # noqa: BLE001 (a broken variant may fail to train at all)
-                print(f"| {'correct' if variant.correct else 'broken'} {variant.name} | raised "
-                      f"{type(exc).__name__}: {str(exc)[:80]} | | | | | | |", flush=True)
+                print(f"| {name} | raised {type(exc).__name__}: {str(exc)[:80]} | | | | | | |", flush=True)
                 continue
-            print(summary(f"{'correct' if variant.correct else 'broken'} {variant.name}", scores, seconds), flush=True)
+            print(summary(name, scores, seconds), flush=True)
     return 0
 
 
