@@ -7,6 +7,7 @@ Everything in it is taken from the kit as it is now, nothing copied by hand:
     install.py, requirements.txt   installs what is missing into the Python that runs it (CPU torch first)
     <part>.py                      the seven stubs (assignments/, generated from solutions/)
     <part>.ipynb, tests/<part>.py  the seven part notebooks and their otter tests (assignments/)
+    figures/<part>.png             what each notebook's last figure looks like with the reference (assignments/figures/)
     autograder/__init__.py, autograder/worker/, autograder/public/
                                    the public checker (`python -m autograder.public check`, the notebooks'
                                    grader.check), the public checks and what they read (public rubric, golden data)
@@ -69,10 +70,15 @@ def _notebooks() -> dict[str, bytes]:
     if drifted:
         raise HandoutError(f"{sorted(drifted)[0]} differs from what its source generates: run "
                            "`python -m instructor notebooks` first")
+    missing = notebooks.figure_drift(ROOT)
+    if missing:
+        raise HandoutError(next(iter(missing.values())).strip())
     files = {}
     for module in MODULES:
         files[f"{module}.ipynb"] = (ROOT / "assignments" / f"{module}.ipynb").read_bytes()
         files[f"tests/{module}.py"] = (ROOT / "assignments" / "tests" / f"{module}.py").read_bytes()
+        figure = notebooks.figure_path(module)
+        files[figure] = (ROOT / "assignments" / figure).read_bytes()
     return files
 
 

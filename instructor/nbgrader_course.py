@@ -3,6 +3,7 @@
     DIR/nbgrader_config.py                  course id, gradebook, what autograde may overwrite, timeouts
     DIR/source/<assignment>/<part>.py       the seven student stubs, copied from assignments/
     DIR/source/<assignment>/<assignment>.ipynb   one locked grade cell per part
+    DIR/source/<assignment>/figures/<part>.png   each part's reference figure, shown in the notebook's introduction
 
 Students answer in the seven modules, not in the notebook: each grade cell calls the kit's grader
 (`autograder.grader.notebook.grade_part`) on the student's module next to it and shows the points earned,
@@ -22,6 +23,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder.grader import rubric as rubric_mod
 from autograder.grader import templates
+from instructor.notebooks import FIGURES, figure_path
 from instructor.stubs import committed_stubs
 from shared.parts import BY_MODULE, MODULES, PARTS
 
@@ -117,6 +119,11 @@ hidden scenes.
 
 The grade cells are locked. Before grading they are restored from the instructor's copy, a deleted one
 is put back, and code cells added to this notebook are removed.
+
+What each part's notebook (in the course's handout) draws in its last figure with a working module, drawn by
+the reference solution on public scenes:
+
+{figures}
 """
 
 
@@ -124,7 +131,9 @@ def build_notebook(points: dict[str, float] | None = None) -> nbformat.NotebookN
     """The assignment notebook: an introduction and one locked grade cell per part."""
     points = part_points() if points is None else points
     modules = ", ".join(f"`{m}.py`" for m in MODULES)
-    intro = nbformat.v4.new_markdown_cell(INTRO.format(modules=modules), id="intro")
+    figures = "\n\n".join(f"Part {p.number}, {p.title} (`{p.module}.py`):\n\n![What Part {p.number}'s notebook draws with "
+                            f"the reference]({figure_path(p.module)})" for p in PARTS)
+    intro = nbformat.v4.new_markdown_cell(INTRO.format(modules=modules, figures=figures), id="intro")
     cells = [intro]
     for p in PARTS:
         cell = nbformat.v4.new_code_cell(grade_cell_source(p.module, points[p.module]), id=f"grade-{p.module}")
@@ -168,6 +177,9 @@ def write_course(out: Path, assignment: str = "captioning") -> Path:
     source.mkdir(parents=True)
     for module, text in stubs.items():
         (source / f"{module}.py").write_text(text, encoding="utf-8")
+    (source / FIGURES).mkdir()
+    for part in MODULES:
+        shutil.copyfile(ROOT / "assignments" / figure_path(part), source / figure_path(part))
     nbformat.write(notebook, str(source / f"{assignment}.ipynb"))
     config.write_text(config_text(), encoding="utf-8")
     return out

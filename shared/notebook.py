@@ -1,5 +1,6 @@
-"""What the part notebooks (`assignments/<part>.ipynb`) share: the setup their first cell runs, and the
-small data budget their demos train on.
+"""What the part notebooks (`assignments/<part>.ipynb`) share: their first cell,
+`from shared.notebook import start; grader = start("bleu")` (start, which calls setup), and the small data budget
+their demos train on.
 
 `setup(part)` makes an unfinished TODO read as one line in the notebook instead of a traceback: a stub
 raises `NotImplementedError("Part N (module): function is not implemented yet")`, and the cell that
@@ -70,17 +71,52 @@ def setup(part: str, kit: Path | str | None = None, seed: int = 0) -> None:
         raise ValueError(f"part: expected one of {', '.join(MODULES)}, got {part!r}")
     if kit is not None:
         os.environ.setdefault("CAPTIONKIT_CACHE", str(Path(kit) / ".cache" / "captionkit"))
-    try:
-        from IPython import get_ipython
-    except ImportError:  # plain Python: nothing to register
-        shell = None
-    else:
-        shell = get_ipython()
-    if shell is not None:
+    shell = _shell()
+    if shell is not None:  # (plain Python: nothing to register)
         shell.set_custom_exc((NotImplementedError, NameError), _show_error)
     _State.todo = None
     seed_everything(seed)
     torch.set_printoptions(precision=4, sci_mode=False)
+
+
+def start(part: str, *also: str, tests: str = "tests"):
+    """The first cell of a part notebook, `from shared.notebook import start; grader = start("bleu")`: figures drawn
+    inline, setup(part) (one-line TODO messages, a fixed seed, the data cache beside the kit's or the handout's
+    shared/), the part's module and the other part modules `also` imported from the notebook's folder and reloaded
+    whenever they are saved (IPython's autoreload, so no restart is needed), and the otter notebook whose
+    grader.check runs the public checks; returns it.
+
+    Args:
+        part: the notebook's part module, e.g. "bleu".
+        also: other part modules the notebook imports, e.g. "show_and_tell" for its caption_loss.
+        tests: the folder of the otter test files, relative to the notebook's folder.
+
+    `shared` must be importable: in the handout the notebooks sit beside it; in the kit it is installed (bootstrap).
+    """
+    if part not in BY_MODULE:
+        raise ValueError(f"part: expected one of {', '.join(MODULES)}, got {part!r}")
+    unknown = [m for m in also if m not in BY_MODULE]
+    if unknown:
+        raise ValueError(f"also: expected part modules ({', '.join(MODULES)}), got {unknown[0]!r}")
+    import otter
+
+    setup(part, Path(__file__).resolve().parent.parent)
+    shell = _shell()
+    if shell is not None:
+        shell.run_line_magic("matplotlib", "inline")
+        shell.run_line_magic("load_ext", "autoreload")
+        shell.run_line_magic("autoreload", "1")
+        shell.run_line_magic("aimport", ", ".join([part, *also]))   # imports them into the notebook, as `import`
+    return otter.Notebook(tests_dir=tests)
+
+
+def _shell():
+    """The running IPython shell, or None (plain Python)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()
 
 
 def notebook_data():

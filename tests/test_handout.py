@@ -79,8 +79,11 @@ def test_the_handout_holds_what_students_need(built):
     assert {"README.md", "install.py", "requirements.txt", "autograder/public/rubric.json",
             "autograder/public/__main__.py", "shared/__init__.py", "shared/parts.py"} <= names
     top = {name.split("/")[0] for name in names}
-    assert top == {"README.md", "install.py", "requirements.txt", "autograder", "shared", "tests",
+    assert top == {"README.md", "install.py", "requirements.txt", "autograder", "shared", "tests", "figures",
                    *(f"{m}.py" for m in MODULES), *(f"{m}.ipynb" for m in MODULES)}
+    for module in MODULES:   # each notebook's "what you should see", as committed
+        assert (folder / "figures" / f"{module}.png").read_bytes() == \
+            (ROOT / "assignments" / "figures" / f"{module}.png").read_bytes()
     assert not any(name.startswith(("autograder/grader", "solutions", "instructor")) for name in names)
 
 
@@ -278,11 +281,16 @@ def hidden_data_leaks(files: dict[str, bytes], fingerprints: dict[str, re.Patter
 def test_no_hidden_seed_nor_hidden_data_is_in_the_handout(built):
     files = handout_files(built)
     assert hidden_data_leaks(files, hidden_fingerprints()) == []
-    # Binary files are the golden data only, which holds the public cases' tensors (their inputs come from fixed
-    # public seeds, checked by tests/test_public_checks.py), never the grader's data cache.
-    binary = {name for name in files if name.endswith(".pt")}
-    assert binary == {f"{prefix}autograder/public/golden/{part}.pt" for prefix in ("", "zip:")
-                      for part in ("attention", "stylenet")}
+    # Binary files are the golden data, which holds the public cases' tensors (their inputs come from fixed public
+    # seeds, checked by tests/test_public_checks.py), never the grader's data cache, and the notebooks' reference
+    # figures (drawn on the notebooks' public scenes).
+    binary = {name for name in files if name.endswith((".pt", ".png"))}
+    assert binary == {f"{prefix}{name}" for prefix in ("", "zip:") for name in
+                      [*(f"autograder/public/golden/{part}.pt" for part in ("attention", "stylenet")),
+                       *(f"figures/{part}.png" for part in MODULES)]}
+    for name, data in files.items():
+        if name != "zip" and not name.endswith((".pt", ".png")):
+            data.decode("utf-8")   # every other file is text
 
 
 def test_the_hidden_data_scan_finds_each_planted_secret(built):

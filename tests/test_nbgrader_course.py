@@ -168,10 +168,14 @@ def autograded(course, student: str):
 def test_source_holds_the_stubs_and_one_locked_grade_cell_per_part(tmp_path):
     path = nbgrader_course.write_course(tmp_path / "course")
     source = path / "source" / "captioning"
-    assert sorted(p.name for p in source.iterdir()) == sorted([f"{m}.py" for m in MODULES] + ["captioning.ipynb"])
+    assert sorted(p.name for p in source.iterdir()) == sorted([f"{m}.py" for m in MODULES] +
+                                                               ["captioning.ipynb", "figures"])
     for module in MODULES:
         assert (source / f"{module}.py").read_text() == (ROOT / "assignments" / f"{module}.py").read_text()
+        assert (source / "figures" / f"{module}.png").read_bytes() == \
+            (ROOT / "assignments" / "figures" / f"{module}.png").read_bytes()
     nb = nbformat.read(str(source / "captioning.ipynb"), as_version=4)
+    assert all(f"](figures/{m}.png)" in nb.cells[0].source for m in MODULES)   # the intro shows every part's figure
     points = nbgrader_course.part_points()
     cells = grade_cells(nb)
     assert list(cells) == list(MODULES)
@@ -270,7 +274,9 @@ def test_grade_part_prints_on_stdout_and_returns_the_points(tmp_path):
 
 def test_release_is_locked_and_holds_only_stubs(course):
     release = course["path"] / "release" / ASSIGNMENT
-    assert sorted(p.name for p in release.iterdir()) == sorted([f"{m}.py" for m in MODULES] + [f"{ASSIGNMENT}.ipynb"])
+    assert sorted(p.name for p in release.iterdir()) == sorted([f"{m}.py" for m in MODULES] +
+                                                                [f"{ASSIGNMENT}.ipynb", "figures"])
+    assert sorted(p.name for p in (release / "figures").iterdir()) == sorted(f"{m}.png" for m in MODULES)
     for module in MODULES:
         assert (release / f"{module}.py").read_text() == (ROOT / "assignments" / f"{module}.py").read_text()
     cells = grade_cells(course["released"])

@@ -21,6 +21,7 @@ import types
 from pathlib import Path
 
 import nbformat
+import numpy as np
 import pytest
 from otter.test_files import ExceptionTestFile
 
@@ -29,7 +30,7 @@ from autograder.grader.checks import checks_of
 from autograder.public.otter_checks import PublicCheckFailed, PublicChecks
 from instructor import notebooks
 from instructor.__main__ import main
-from shared.notebook import setup, todo_line
+from shared.notebook import setup, start, todo_line
 from shared.parts import BY_MODULE, MODULES
 from tests.kernels import run_notebook
 
@@ -54,8 +55,15 @@ def test_check_mode_reports_a_hand_edit_and_a_stray_test_file(tmp_path, capsys):
     for rel, text in notebooks.generate().items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text, encoding="utf-8")
+    shutil.copytree(ROOT / "assignments" / notebooks.FIGURES, tmp_path / "assignments" / notebooks.FIGURES)
     assert main(["notebooks", "--check", "--root", str(tmp_path)]) == 0
     capsys.readouterr()
+
+    (tmp_path / "assignments" / notebooks.figure_path("decoding")).unlink()
+    assert main(["notebooks", "--check", "--root", str(tmp_path)]) == 1
+    assert "assignments/figures/decoding.png is missing: run `python -m instructor notebooks --figures`" in \
+        capsys.readouterr().out
+    shutil.copy(ROOT / "assignments" / notebooks.figure_path("decoding"), tmp_path / "assignments" / "figures")
 
     path = tmp_path / "assignments" / "bleu.ipynb"
     nb = nbformat.reads(path.read_text(encoding="utf-8"), as_version=4)
@@ -95,6 +103,8 @@ def test_source_errors_name_the_file_and_line():
         notebooks.build_notebook("bleu", "assignments", '# %%\ngrader.check("bleu")\n', "s.py")
     with pytest.raises(notebooks.SourceError, match=r's\.py: no code cell calls grader\.check\("bleu"\)'):
         notebooks.build_notebook("bleu", "assignments", "# %% setup\n# %%\nx = 1\n", "s.py")
+    with pytest.raises(notebooks.SourceError, match=r"s\.py: no code cell calls plt\.show\(\): the notebook has no figure"):
+        notebooks.build_notebook("bleu", "assignments", '# %% setup\n# %%\ngrader.check("bleu")\n', "s.py")
     with pytest.raises(ValueError, match="variant: expected one of"):
         notebooks.build_notebook("bleu", "students", "# %% setup\n", "s.py")
 
@@ -104,6 +114,10 @@ def test_source_errors_name_the_file_and_line():
 def test_setup_and_public_checks_name_a_bad_part():
     with pytest.raises(ValueError, match=r"^part: expected one of show_and_tell, .*got 'blue'"):
         setup("blue")
+    with pytest.raises(ValueError, match=r"^part: expected one of show_and_tell, .*got 'blue'"):
+        start("blue")
+    with pytest.raises(ValueError, match=r"^also: expected part modules \(show_and_tell, .*got 'blue'"):
+        start("bleu", "blue")
     with pytest.raises(ValueError, match=r"^part: expected one of show_and_tell, .*got 'blue'"):
         PublicChecks("blue")
 
@@ -207,6 +221,27 @@ def text_of(output) -> str:
     return output.get("data", {}).get("text/plain", "")
 
 
+def pixels(png: bytes) -> np.ndarray:
+    """The pixels of a PNG image."""
+    import io
+
+    import matplotlib.image
+
+    return matplotlib.image.imread(io.BytesIO(png), format="png")
+
+
+def test_each_student_notebook_shows_its_reference_figure_below_the_cell_that_draws_it():
+    for part in MODULES:
+        nb = nbformat.read(ROOT / "assignments" / f"{part}.ipynb", as_version=4)
+        marked = [i for i, c in enumerate(nb.cells) if c.metadata.get("captionkit", {}).get("reference_figure")]
+        assert len(marked) == 1 and "plt.show()" in nb.cells[marked[0]].source, part
+        below = nb.cells[marked[0] + 1]
+        assert below.cell_type == "markdown" and f"]({notebooks.figure_path(part)})" in below.source, part
+        assert (ROOT / "assignments" / notebooks.figure_path(part)).is_file()
+        assert not any("](figures/" in c.source for c in nbformat.read(ROOT / "solutions" / f"{part}.ipynb",
+                                                                         as_version=4).cells)
+
+
 def check_cells(nb, part: str) -> list[int]:
     found = [i for i, cell in enumerate(nb.cells)
              if cell.cell_type == "code" and f'grader.check("{part}")' in cell.source]
@@ -225,6 +260,14 @@ def test_reference_notebook_runs_clean_and_passes_its_checks(part, kit_copy, ker
         assert f"{part} results: All test cases passed!" in shown, shown
     figures = [o for _, o in outputs(nb) if "image/png" in o.get("data", {})]
     assert figures, "the notebook drew no figure"
+    # The student notebook's "what you should see" is what the reference draws now (compared as pixels: the PNG's
+    # metadata and compression may differ), small, and the figure the student notebook shows below its cell.
+    drawn = notebooks.small_figure(notebooks.reference_figure(nb, part))
+    committed = (ROOT / "assignments" / notebooks.figure_path(part)).read_bytes()
+    assert len(committed) <= notebooks.MAX_FIGURE_BYTES
+    assert np.array_equal(pixels(drawn), pixels(committed)), \
+        f"assignments/{notebooks.figure_path(part)} differs from what the reference draws now: run " \
+        "`python -m instructor notebooks --figures`"
     assert seconds < 120, f"{part}.ipynb took {seconds:.0f} s; the notebooks must stay quick"
 
 
@@ -274,7 +317,7 @@ def test_setup_cell_reloads_the_module_and_only_shortens_todos(tmp_path, kernel_
     written while the kernel runs (picked up without a restart), and an unrelated error (full traceback)."""
     shutil.copy(ROOT / "assignments" / "bleu.py", tmp_path / "bleu.py")
     setup_cell = nbformat.read(ROOT / "assignments" / "bleu.ipynb", as_version=4).cells[2]
-    assert setup_cell.source.startswith("%matplotlib inline")
+    assert setup_cell.source == 'from shared.notebook import start; grader = start("bleu")'   # one line
     solution = (ROOT / "solutions" / "bleu.py").read_text()
     nb = nbformat.v4.new_notebook(cells=[setup_cell] + [nbformat.v4.new_code_cell(code) for code in (
         "counts = bleu.ngram_counts(['a', 'red', 'a', 'red'], 2)",
