@@ -579,7 +579,7 @@ A22_REFUSED = "your code raised ForbiddenOpError: F.scaled_dot_product_attention
     pytest.param("A22_banned_op_in_a_container", A22_REFUSED, id="A22_banned_op_in_a_container"),
     pytest.param("A22_banned_op_through_torch_ops", A22_REFUSED, id="A22_banned_op_through_torch_ops"),
     pytest.param("A22_banned_op_with_torch_functions_disabled", "your code raised ForbiddenOpError: your module's "
-                 "source uses F.scaled_dot_product_attention or the grader's ban of it",
+                 "source uses F.scaled_dot_product_attention or the grader's ban of it (line ",   # names the line
                  id="A22_banned_op_with_torch_functions_disabled"),
 ])
 def test_A22_the_banned_reference_op_earns_no_parity_points(row, message, tmp_path):

@@ -160,6 +160,31 @@ def test_A32_a_huge_token_id_is_the_student_s_failure(tmp_path):
     assert not r.passed and r.output != GRADER_ERROR and "40000000" in r.output, r.output
 
 
+def test_a_grader_side_error_costs_its_part_only_and_the_results_file_is_written(tmp_path, monkeypatch):
+    """An error of the grader's own while grading one part (here: raised where the part starts) costs that part, with
+    the grader's sentence and the traceback for staff; the other parts are graded and results.json is written."""
+    from autograder.grader import engine
+    from autograder.grader.results import gradescope_results
+
+    real = engine._grade_part
+
+    def failing(part, *args, **kwargs):
+        if part == "decoding":
+            raise RuntimeError("the grader's own bug")
+        return real(part, *args, **kwargs)
+    monkeypatch.setattr(engine, "_grade_part", failing)
+    (tmp_path / "sub").mkdir()
+    for part in ("bleu", "decoding"):
+        (tmp_path / "sub" / f"{part}.py").write_text((ROOT / "solutions" / f"{part}.py").read_text())
+    graded = run_grade(tmp_path / "sub", ("bleu", "decoding"))
+    assert graded.full_marks("bleu"), graded.describe()
+    failed = graded.results("decoding")
+    assert failed and all(r.score == 0 and r.output == GRADER_ERROR and "the grader's own bug" in r.staff_note
+                          for r in failed), graded.describe()
+    document = gradescope_results(graded.report)
+    assert len(document["tests"]) == len(graded.results()) and json.dumps(document), document
+
+
 # -- A33: the worker's privileges -------------------------------------------------------------------------------
 
 @pytest.mark.caps
