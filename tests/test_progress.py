@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.grader import rubric
 from autograder.public.client import progress_of
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,7 +73,9 @@ def test_json_runs_and_ci_show_no_progress_and_a_log_gets_one_line_per_part(tmp_
     log = subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True, text=True, cwd=ROOT,
                          env=environment())
     assert log.returncode == 0
-    assert re.fullmatch(r"\[1/2\] Part 3 bleu: 15 / 15 \(\d+ s\)\n\[2/2\] Part 2 decoding: 11 / 11 \(\d+ s\)\n",
+    full = {part: f"{sum(e.points for e in checks.values()):g}" for part, checks in rubric.load().items()}
+    assert re.fullmatch(rf"\[1/2\] Part 3 bleu: {full['bleu']} / {full['bleu']} \(\d+ s\)\n"
+                        rf"\[2/2\] Part 2 decoding: {full['decoding']} / {full['decoding']} \(\d+ s\)\n",
                         log.stderr), log.stderr
     def seconds_aside(table: str) -> str:
         return re.sub(r"\(\d+\.\d s\)", "(s)", table)

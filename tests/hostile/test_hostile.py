@@ -162,7 +162,7 @@ def test_F3_missing_function_and_wrong_signature(tmp_path):
     for name in CORPUS:
         assert graded.result(name).output.startswith(
             "your code raised AttributeError: module 'bleu' has no attribute 'corpus_bleu'"), name
-    assert graded.total("bleu") == (1, 5)
+    assert graded.total("bleu") == (1, 7)
 
 
 def test_F4_exception_message_shows_in_public_checks_only(tmp_path):
@@ -176,7 +176,7 @@ def test_F4_exception_message_shows_in_public_checks_only(tmp_path):
     assert len(public) <= 4000
     # hidden: the type and where in bleu.py, no inputs
     assert re.fullmatch(r"your code raised ValueError at bleu\.py:\d+", graded.result(UNCHANGED).output)
-    assert graded.total("bleu") == (4, 6)
+    assert graded.total("bleu") == (6, 8)
 
 
 def test_F5_wrong_return_types_are_named(tmp_path):
@@ -186,7 +186,7 @@ def test_F5_wrong_return_types_are_named(tmp_path):
     for name in CORPUS:
         assert "corpus_bleu: expected a list of" in graded.result(name).output
         assert "got tuple" in graded.result(name).output
-    assert graded.total("bleu") == (1, 5)
+    assert graded.total("bleu") == (1, 7)
 
 
 def test_F6_a_shape_that_broadcasts_is_caught_before_values(tmp_path):
@@ -203,7 +203,7 @@ def test_F7_non_finite_scores_fail(tmp_path):
     assert_contained(graded, within=BOUND)
     for name in CORPUS:
         assert re.search(r"BLEU-1 is nan, expected a finite number", graded.result(name).output), name
-    assert graded.total("bleu") == (2, 5)
+    assert graded.total("bleu") == (2, 7)
 
 
 def test_F8_slow_code_times_out_one_check_only(tmp_path, monkeypatch):
@@ -211,7 +211,7 @@ def test_F8_slow_code_times_out_one_check_only(tmp_path, monkeypatch):
     graded = run_grade(build("F8_slow_code", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND + CALL_TIMEOUT)
     assert graded.result(WORKED).output == f"timed out after {CALL_TIMEOUT:.0f} s"
-    assert graded.total("bleu") == (4, 5)
+    assert graded.total("bleu") == (6, 7)
 
 
 def test_F8_part_time_limit_also_bounds_worker_restarts(tmp_path, monkeypatch):
@@ -235,7 +235,7 @@ def test_F9_infinite_loop_ignoring_signals_is_killed(tmp_path, monkeypatch):
     graded = run_grade(build("F9_infinite_loop", tmp_path / "sub", also=("decoding",)), ("bleu", "decoding"))
     assert_contained(graded, within=2 * BOUND + CALL_TIMEOUT)
     assert graded.result(WORKED).output == f"timed out after {CALL_TIMEOUT:.0f} s"
-    assert graded.total("bleu") == (4, 5)
+    assert graded.total("bleu") == (6, 7)
     assert graded.full_marks("decoding"), graded.describe()
 
 
@@ -259,7 +259,7 @@ def test_F10_memory_blowup_and_oversized_result(f10):
     assert f10.result(FIRST).output == "sent an unreadable reply (MessageTooLarge)"
     assert f10.result(CLIPPED).output.startswith("your code raised MemoryError: PROBE")   # 20 GB under RLIMIT_AS
     assert passed(f10, *CORPUS)
-    assert f10.total("bleu") == (3, 5)
+    assert f10.total("bleu") == (5, 7)
     assert f10.full_marks("decoding"), f10.describe()
 
 
@@ -298,7 +298,7 @@ def test_F13_input_mutation_cannot_reach_the_grader(tmp_path):
     assert passed(graded, *CORPUS)                       # the grader's copies of the inputs were not emptied
     assert graded.result(UNCHANGED).output.startswith("failed: corpus_bleu, clipped_counts and ngram_counts do not "
                                                       "modify the captions")
-    assert graded.total("bleu") == (5, 6)
+    assert graded.total("bleu") == (7, 8)
 
 
 @pytest.fixture(scope="module")
@@ -361,7 +361,7 @@ def test_A1_writes_to_results_and_grader_files_fail(tmp_path, private):
     assert (private / "sentinel.txt").read_text() == "sentinel" and not results.exists()
     assert not (ROOT / "autograder" / "hostile-A1.json").exists()
     assert not (ROOT / "autograder" / "grader" / "hidden" / "hostile-A1.json").exists()
-    assert graded.total("bleu") == (4, 5) and graded.full_marks("decoding"), graded.describe()
+    assert graded.total("bleu") == (6, 7) and graded.full_marks("decoding"), graded.describe()
     write_json_atomic(gradescope_results(graded.report), results)      # the grader writes last, after the sweep
     assert json.loads(results.read_text())["score"] == graded.report.score == 11
 
@@ -442,7 +442,7 @@ def test_A6_patched_comparisons_change_nothing(tmp_path):
     assert_contained(graded, within=BOUND)
     for name in CORPUS:
         assert re.search(r"BLEU-\d is 0\.5, expected", graded.result(name).output), graded.result(name).output
-    assert graded.total("bleu") == (2, 5)
+    assert graded.total("bleu") == (2, 7)
 
 
 def test_A7_introspection_finds_nothing_of_the_grader(tmp_path):
@@ -485,7 +485,7 @@ def test_A9_tensor_subclass_is_refused_by_the_safe_loader(tmp_path):
     graded = run_grade(build("A9_tensor_subclass", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND)
     assert graded.result(FIRST).output == "sent an unreadable reply (UnpicklingError)"
-    assert graded.total("bleu") == (4, 5)
+    assert graded.total("bleu") == (6, 7)
 
 
 def test_A10_hidden_files_are_unreadable(tmp_path):
@@ -557,7 +557,7 @@ def test_A14_pickled_payloads_never_run_in_the_grader(tmp_path, private):
     assert graded.result(CLIPPED).output.startswith("your code raised Exception: HOSTILE-A14")
     ngram = graded.result(FIRST).output                                # or made a plain str by the worker
     assert ngram == refused or ngram.startswith("ngram_counts: "), ngram
-    assert graded.total("bleu") == (3, 5)
+    assert graded.total("bleu") == (5, 7)
 
 
 def test_A15_timeout_evasion_is_killed_from_outside(tmp_path, monkeypatch):
@@ -565,7 +565,7 @@ def test_A15_timeout_evasion_is_killed_from_outside(tmp_path, monkeypatch):
     graded = run_grade(build("A15_timeout_evasion", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND + CALL_TIMEOUT)
     assert graded.result(WORKED).output == f"timed out after {CALL_TIMEOUT:.0f} s"
-    assert graded.total("bleu") == (4, 5), graded.describe()          # the next check got a fresh worker
+    assert graded.total("bleu") == (6, 7), graded.describe()          # the next check got a fresh worker
 
 
 A22_REFUSED = "your code raised ForbiddenOpError: F.scaled_dot_product_attention is the reference this check " \
@@ -601,7 +601,7 @@ def test_A24_hidden_checks_show_no_exception_message(a24):
     assert a24.seconds <= BOUND and not a24.live_after and not a24.changed
     out = a24.result(UNCHANGED).output
     assert out.startswith("your code raised ") and "MESSAGE<<" not in out, out
-    assert a24.total("bleu") == (5, 6)
+    assert a24.total("bleu") == (7, 8)
 
 
 def test_A24_hidden_checks_show_no_inputs_in_the_type_name(a24):
@@ -721,7 +721,7 @@ def test_A18_damage_is_refused_and_temp_files_swept(a18):
     assert (private / "sentinel.txt").read_text() == "sentinel"
     for folder in ("/tmp", "/var/tmp", "/dev/shm"):
         assert found[folder] == "ok" and not (Path(folder) / LEFTOVER).exists(), folder
-    assert graded.total("bleu") == (4, 5) and graded.full_marks("decoding"), graded.describe()
+    assert graded.total("bleu") == (6, 7) and graded.full_marks("decoding"), graded.describe()
 
 
 @pytest.mark.caps
@@ -759,4 +759,4 @@ def test_A17_fork_bomb_hits_the_process_limit(tmp_path):
     # (Docker's default capabilities: no CAP_SYS_PTRACE), by the memory watchdog counting their resident pages.
     if not first.startswith("the worker's processes used "):
         assert 0 < graded.probe(FIRST)["forked"] < Limits().processes
-    assert graded.total("bleu") == (4, 5) and graded.full_marks("decoding"), graded.describe()
+    assert graded.total("bleu") == (6, 7) and graded.full_marks("decoding"), graded.describe()
