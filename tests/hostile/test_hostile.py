@@ -363,7 +363,7 @@ def test_A1_writes_to_results_and_grader_files_fail(tmp_path, private):
     assert not (ROOT / "autograder" / "grader" / "hidden" / "hostile-A1.json").exists()
     assert graded.total("bleu") == (6, 7) and graded.full_marks("decoding"), graded.describe()
     write_json_atomic(gradescope_results(graded.report), results)      # the grader writes last, after the sweep
-    assert json.loads(results.read_text())["score"] == graded.report.score == 11
+    assert json.loads(results.read_text())["score"] == graded.report.score == 6 + 11   # BLEU 6 of 7, decoding 11 of 11
 
 
 def test_A2_printed_scores_count_for_nothing(tmp_path):
