@@ -42,16 +42,23 @@ def test_the_greedy_path_of_a_toy_model_is_the_reference_greedy_decode():
             assert torch.equal(torch.tensor([greedy_sequence(table, c, steps) for c in range(3)]), expected)
 
 
-def test_show_and_tell_oracles_are_the_reference_model():
-    from autograder.public.checks import show_and_tell as checks
+def reference_show_tell(sizes: dict, weights: dict):
+    """The reference ShowTellRNN in float64 holding the oracle's `weights` (name -> tensor)."""
     from solutions.show_and_tell import ShowTellRNN
 
+    model = ShowTellRNN(**sizes).double()
+    with torch.no_grad():
+        for name, value in weights.items():
+            model.get_parameter(name).copy_(value.double())
+    return model
+
+
+def test_show_and_tell_oracles_are_the_reference_model():
+    from autograder.public.checks import show_and_tell as checks
     for seed in range(10):
         sizes, weights, features, _, _, g = checks._model_inputs((seed, 3, 4, 7, 2, 3, 4, 5, 3))
-        model = ShowTellRNN(**sizes).double()
+        model = reference_show_tell(sizes, weights)
         with torch.no_grad():
-            for name, value in weights.items():
-                model.get_parameter(name).copy_(value.double())
             _, image_term = model.init_state(features.double())
             tokens = torch.randint(0, sizes["n_vocab"], (3,), generator=g)
             h = torch.rand(3, sizes["H"], generator=g, dtype=torch.float64)
@@ -64,14 +71,10 @@ def test_show_and_tell_oracles_are_the_reference_model():
 
 def test_the_recurrence_oracle_with_the_image_is_the_reference_forward():
     from autograder.public.checks import show_and_tell as checks
-    from solutions.show_and_tell import ShowTellRNN
-
     for seed in range(10):
         sizes, weights, features, captions, _, _ = checks._model_inputs((seed, 3, 5, 7, 2, 3, 4, 5, 3))
-        model = ShowTellRNN(**sizes).double()
+        model = reference_show_tell(sizes, weights)
         with torch.no_grad():
-            for name, value in weights.items():
-                model.get_parameter(name).copy_(value.double())
             expected = model(features.double(), captions)
         got = checks.recurrence_oracle(weights, features, captions)
         assert torch.allclose(got.log_softmax(-1), expected.log_softmax(-1), rtol=1e-12, atol=1e-12)
