@@ -8,7 +8,10 @@ The student handout (tests/handout_env.py) checks the same module too: each publ
 there equal the grader's on the same cases (the check's public round, before the grader's own cases).
 
 The same grades say which bugs escape the public checks: every public check passes on the cases a student's `check`
-runs, yet the grade is below full marks. Those must be listed, with the reason, in tests/meta/escapes.py."""
+runs, yet the grade is below full marks. Those must be listed, with the reason, in tests/meta/escapes.py.
+
+A variant that gets a convention wrong (BLEU's zeros) fails the one check that tests the convention and no other, and
+loses at most CONVENTION_MOST points (issue #13: the duplicated convention checks cost 4 to 6 of Part 3's 15)."""
 import pytest
 
 from autograder.grader.engine import grade
@@ -16,6 +19,7 @@ from tests.meta import escapes
 from tests.meta.variants import all_variants, make_submission
 
 VARIANTS = all_variants()
+CONVENTION_MOST = 2   # points one wrong convention may cost in its part
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=[f"{v.part}-{v.name}" for v in VARIANTS])
@@ -29,6 +33,8 @@ def test_variant_is_graded_as_expected(variant, tmp_path, handout_verdicts_of):
     else:
         assert got < out_of, f"the bug '{variant.why}' lost no points in {variant.part}"
         _expect_escape_listed(variant, report)
+        if variant.convention:
+            _expect_one_check_tests_the_convention(variant, report)
 
     graders = {r.name: r.public_round for r in report.results if r.visibility == "public"}
     assert all(graders.values()), f"a public check was not run: {graders}"
@@ -53,6 +59,17 @@ def _expect_escape_listed(variant, report) -> None:
     else:
         assert key not in escapes.ALLOWED, (f"{key} no longer escapes the public checks (it fails a public one): "
                                             f"delete its entry in tests/meta/escapes.py and lower MOST")
+
+
+def _expect_one_check_tests_the_convention(variant, report) -> None:
+    """The convention variant loses points in variant.convention only, and at most CONVENTION_MOST (the points come
+    from the rubric, through the report)."""
+    lost = {r.name: r.max_score - r.score for r in report.results if not r.passed}
+    assert set(lost) == {variant.convention}, (
+        f"the wrong convention '{variant.why}' must cost the points of {variant.convention} only, it fails "
+        f"{sorted(lost)}: leave the corpora where the convention decides a score out of the other checks")
+    assert sum(lost.values()) <= CONVENTION_MOST, (f"the wrong convention '{variant.why}' costs {sum(lost.values()):g} "
+                                                  f"points, more than {CONVENTION_MOST}: {lost}")
 
 
 def test_the_escape_list_names_buggy_variants_with_reasons_and_does_not_grow():

@@ -11,6 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from autograder.grader import rubric
 from autograder.grader.engine import grade
 from autograder.public import checker, golden
 from instructor import golden as golden_command
@@ -28,6 +29,33 @@ def test_worked_bleu_examples_are_the_references_values():
         got = corpus_bleu(hyps, refs) if max_n is None else corpus_bleu(hyps, refs, max_n)
         assert len(got) == len(expected) and all(math.isclose(g, e, rel_tol=1e-12, abs_tol=1e-15)
                                                  for g, e in zip(got, expected)), what
+
+
+def test_the_zero_oracle_finds_where_the_references_bleu_turns_zero():
+    """first_zero_order, which keeps the zero conventions in one check, agrees with the reference on the zero
+    check's own cases and on random corpora: every BLEU-N is 0 from that order on and positive below it."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from autograder.public.checks.bleu import ZEROS, first_zero_order
+    from autograder.public.strategies import bleu_corpus
+    from solutions.bleu import corpus_bleu
+
+    def agrees(hyps, refs, max_n) -> int | None:
+        scores = corpus_bleu(hyps, refs, 4 if max_n is None else max_n)
+        zero_from = first_zero_order(hyps, refs, max_n)
+        positive = len(scores) if zero_from is None else zero_from - 1
+        assert all(s > 0 for s in scores[:positive]) and all(s == 0.0 for s in scores[positive:]), (hyps, refs, max_n)
+        return zero_from
+
+    for what, hyps, refs, max_n in ZEROS:
+        assert agrees(hyps, refs, max_n) is not None, what
+
+    @settings(max_examples=300, derandomize=True, database=None, deadline=None)
+    @given(bleu_corpus(max_sentences=6), st.one_of(st.none(), st.integers(1, 6)))
+    def on_random_corpora(corpus, max_n):
+        agrees(*corpus, max_n)
+    on_random_corpora()
 
 
 def test_the_greedy_path_of_a_toy_model_is_the_reference_greedy_decode():
@@ -207,13 +235,20 @@ def test_the_public_checker_prints_what_the_kits_check_prints(capsys):
     assert kit_lines[:-2] == public_lines[:-2] and kit_lines[-1] == public_lines[-1]   # [-2]: the seconds it took
     # On the stubs: a line per part, a line per unwritten TODO (3 in bleu.py, 3 in decoding.py) naming the checks
     # that wait for it, the total, and what the public checks cover of the grade.
+    # The points and numbers come from the rubric: every public bleu check but the first two calls corpus_bleu.
+    full = rubric.load()
+    public = {part: [e for e in full[part].values() if e.visibility == "public"] for part in ("bleu", "decoding")}
+    shown = sum(e.points for entries in public.values() for e in entries)
+    out_of = sum(e.points for part in public for e in full[part].values())
+    corpus = public["bleu"][2:]
     todos = [line for line in public_lines if line.startswith("    TODO ")]
     assert len(todos) == 6 and len(public_lines) == 2 + 6 + 2, public_lines
     assert "    TODO corpus_bleu (bleu.py:" in "\n".join(todos) and todos[-1].endswith(
-        "4 checks wait for it (3.3, 3.4, 3.5, 3.9: 5 points)"), todos
-    assert public_lines[-2].startswith("total") and "0.0 /  18.0" in public_lines[-2]
-    assert public_lines[-1] == ("public checks: 18 of the grade's 31 points; 13 more from hidden and training checks "
-                                "after the deadline")
+        f"{len(corpus)} checks wait for it ({', '.join(f'3.{e.number}' for e in corpus)}: "
+        f"{sum(e.points for e in corpus):g} points)"), todos
+    assert public_lines[-2].startswith("total") and f"0.0 / {shown:5.1f}" in public_lines[-2]
+    assert public_lines[-1] == (f"public checks: {shown:g} of the grade's {out_of:g} points; {out_of - shown:g} more "
+                                "from hidden and training checks after the deadline")
 
 
 # -- golden data is no answer key --------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ sweep of leftover processes) skip with the reason when the worker cannot run as 
 An attack that still succeeds is an `xfail(strict=True)` test naming the hole; docs/security.md says how to
 close it.
 
-Most rows grade Part 3 (bleu: five public checks in a few seconds) with public checks only; a row grades
+Most rows grade Part 3 (bleu: its public checks in a few seconds) with public checks only; a row grades
 another part too (Part 2, decoding, from the reference) where the attack could reach beyond its own part, and
 Part 4 (attention) where the attack needs tensors or a banned op. Timeouts are shortened (per-call limit 3 s,
 start-up limit 5 s) to keep the suite quick: the mechanism is the same at any length.
@@ -49,6 +49,9 @@ FIRST = "ngram_counts_is_the_counter_of_ngrams"              # the first public 
 CLIPPED = "clipped_counts_clip_at_the_most_in_one_reference"
 WORKED = "corpus_bleu_reproduces_the_worked_examples"        # the check that sends "the cat is on the mat"
 CORPUS = (WORKED, "bleu_of_a_corpus_against_itself_is_one", "brevity_penalty_uses_the_closest_reference_lengths")
+# every public bleu check that calls corpus_bleu: a broken corpus_bleu fails them all
+CALLS_CORPUS_BLEU = (*CORPUS, "closest_length_ties_go_to_the_shorter_reference",
+                     "bleu_is_zero_when_a_precision_is_zero_or_c_is_zero")
 UNCHANGED = "bleu_functions_leave_their_inputs_unchanged"    # a hidden bleu check without hypothesis: one call
 PARITY = "attend_matches_scaled_dot_product_attention"
 GRADER_ERROR = "the grader could not run this check (an error on the grader's side; tell the course staff)"
@@ -124,6 +127,14 @@ def public_and(*hidden: str):
     return rubric_subset("bleu", lambda name, e: e.visibility == "public" or name in hidden)
 
 
+def points(part: str, *failed: str, hidden: tuple[str, ...] = ()) -> tuple[float, float]:
+    """(got, out of) for the public checks of `part` and the hidden ones named, when exactly the checks `failed`
+    fail: read from the rubric, so that the rows follow its points and its public checks."""
+    graded = {name: e for name, e in rubric_mod.load()[part].items() if e.visibility == "public" or name in hidden}
+    out_of = sum(e.points for e in graded.values())
+    return out_of - sum(graded[name].points for name in failed), out_of
+
+
 def short_call_timeout(mp: pytest.MonkeyPatch) -> None:
     mp.setattr(BLEU_CHECKS, "CALL_TIMEOUT", CALL_TIMEOUT)
 
@@ -162,7 +173,7 @@ def test_F3_missing_function_and_wrong_signature(tmp_path):
     for name in CORPUS:
         assert graded.result(name).output.startswith(
             "your code raised AttributeError: module 'bleu' has no attribute 'corpus_bleu'"), name
-    assert graded.total("bleu") == (1, 7)
+    assert graded.total("bleu") == points("bleu", CLIPPED, *CALLS_CORPUS_BLEU)
 
 
 def test_F4_exception_message_shows_in_public_checks_only(tmp_path):
@@ -176,7 +187,7 @@ def test_F4_exception_message_shows_in_public_checks_only(tmp_path):
     assert len(public) <= 4000
     # hidden: the type and where in bleu.py, no inputs
     assert re.fullmatch(r"your code raised ValueError at bleu\.py:\d+", graded.result(UNCHANGED).output)
-    assert graded.total("bleu") == (6, 8)
+    assert graded.total("bleu") == points("bleu", WORKED, UNCHANGED, hidden=(UNCHANGED,))
 
 
 def test_F5_wrong_return_types_are_named(tmp_path):
@@ -186,7 +197,7 @@ def test_F5_wrong_return_types_are_named(tmp_path):
     for name in CORPUS:
         assert "corpus_bleu: expected a list of" in graded.result(name).output
         assert "got tuple" in graded.result(name).output
-    assert graded.total("bleu") == (1, 7)
+    assert graded.total("bleu") == points("bleu", FIRST, *CALLS_CORPUS_BLEU)
 
 
 def test_F6_a_shape_that_broadcasts_is_caught_before_values(tmp_path):
@@ -203,7 +214,7 @@ def test_F7_non_finite_scores_fail(tmp_path):
     assert_contained(graded, within=BOUND)
     for name in CORPUS:
         assert re.search(r"BLEU-1 is nan, expected a finite number", graded.result(name).output), name
-    assert graded.total("bleu") == (2, 7)
+    assert graded.total("bleu") == points("bleu", *CALLS_CORPUS_BLEU)
 
 
 def test_F8_slow_code_times_out_one_check_only(tmp_path, monkeypatch):
@@ -211,7 +222,7 @@ def test_F8_slow_code_times_out_one_check_only(tmp_path, monkeypatch):
     graded = run_grade(build("F8_slow_code", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND + CALL_TIMEOUT)
     assert graded.result(WORKED).output == f"timed out after {CALL_TIMEOUT:.0f} s"
-    assert graded.total("bleu") == (6, 7)
+    assert graded.total("bleu") == points("bleu", WORKED)
 
 
 def test_F8_part_time_limit_also_bounds_worker_restarts(tmp_path, monkeypatch):
@@ -235,7 +246,7 @@ def test_F9_infinite_loop_ignoring_signals_is_killed(tmp_path, monkeypatch):
     graded = run_grade(build("F9_infinite_loop", tmp_path / "sub", also=("decoding",)), ("bleu", "decoding"))
     assert_contained(graded, within=2 * BOUND + CALL_TIMEOUT)
     assert graded.result(WORKED).output == f"timed out after {CALL_TIMEOUT:.0f} s"
-    assert graded.total("bleu") == (6, 7)
+    assert graded.total("bleu") == points("bleu", WORKED)
     assert graded.full_marks("decoding"), graded.describe()
 
 
@@ -259,7 +270,7 @@ def test_F10_memory_blowup_and_oversized_result(f10):
     assert f10.result(FIRST).output == "sent an unreadable reply (MessageTooLarge)"
     assert f10.result(CLIPPED).output.startswith("your code raised MemoryError: PROBE")   # 20 GB under RLIMIT_AS
     assert passed(f10, *CORPUS)
-    assert f10.total("bleu") == (5, 7)
+    assert f10.total("bleu") == points("bleu", FIRST, CLIPPED)
     assert f10.full_marks("decoding"), f10.describe()
 
 
@@ -298,7 +309,7 @@ def test_F13_input_mutation_cannot_reach_the_grader(tmp_path):
     assert passed(graded, *CORPUS)                       # the grader's copies of the inputs were not emptied
     assert graded.result(UNCHANGED).output.startswith("failed: corpus_bleu, clipped_counts and ngram_counts do not "
                                                       "modify the captions")
-    assert graded.total("bleu") == (7, 8)
+    assert graded.total("bleu") == points("bleu", UNCHANGED, hidden=(UNCHANGED,))
 
 
 @pytest.fixture(scope="module")
@@ -361,9 +372,10 @@ def test_A1_writes_to_results_and_grader_files_fail(tmp_path, private):
     assert (private / "sentinel.txt").read_text() == "sentinel" and not results.exists()
     assert not (ROOT / "autograder" / "hostile-A1.json").exists()
     assert not (ROOT / "autograder" / "grader" / "hidden" / "hostile-A1.json").exists()
-    assert graded.total("bleu") == (6, 7) and graded.full_marks("decoding"), graded.describe()
+    assert graded.total("bleu") == points("bleu", FIRST) and graded.full_marks("decoding"), graded.describe()
     write_json_atomic(gradescope_results(graded.report), results)      # the grader writes last, after the sweep
-    assert json.loads(results.read_text())["score"] == graded.report.score == 6 + 11   # BLEU 6 of 7, decoding 11 of 11
+    bleu_score, decoding_score = points("bleu", FIRST)[0], points("decoding")[0]
+    assert json.loads(results.read_text())["score"] == graded.report.score == bleu_score + decoding_score
 
 
 def test_A2_printed_scores_count_for_nothing(tmp_path):
@@ -442,7 +454,7 @@ def test_A6_patched_comparisons_change_nothing(tmp_path):
     assert_contained(graded, within=BOUND)
     for name in CORPUS:
         assert re.search(r"BLEU-\d is 0\.5, expected", graded.result(name).output), graded.result(name).output
-    assert graded.total("bleu") == (2, 7)
+    assert graded.total("bleu") == points("bleu", *CALLS_CORPUS_BLEU)
 
 
 def test_A7_introspection_finds_nothing_of_the_grader(tmp_path):
@@ -485,7 +497,7 @@ def test_A9_tensor_subclass_is_refused_by_the_safe_loader(tmp_path):
     graded = run_grade(build("A9_tensor_subclass", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND)
     assert graded.result(FIRST).output == "sent an unreadable reply (UnpicklingError)"
-    assert graded.total("bleu") == (6, 7)
+    assert graded.total("bleu") == points("bleu", FIRST)
 
 
 def test_A10_hidden_files_are_unreadable(tmp_path):
@@ -557,7 +569,7 @@ def test_A14_pickled_payloads_never_run_in_the_grader(tmp_path, private):
     assert graded.result(CLIPPED).output.startswith("your code raised Exception: HOSTILE-A14")
     ngram = graded.result(FIRST).output                                # or made a plain str by the worker
     assert ngram == refused or ngram.startswith("ngram_counts: "), ngram
-    assert graded.total("bleu") == (5, 7)
+    assert graded.total("bleu") == points("bleu", FIRST, CLIPPED)
 
 
 def test_A15_timeout_evasion_is_killed_from_outside(tmp_path, monkeypatch):
@@ -565,7 +577,7 @@ def test_A15_timeout_evasion_is_killed_from_outside(tmp_path, monkeypatch):
     graded = run_grade(build("A15_timeout_evasion", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND + CALL_TIMEOUT)
     assert graded.result(WORKED).output == f"timed out after {CALL_TIMEOUT:.0f} s"
-    assert graded.total("bleu") == (6, 7), graded.describe()          # the next check got a fresh worker
+    assert graded.total("bleu") == points("bleu", WORKED), graded.describe()   # the next check got a fresh worker
 
 
 A22_REFUSED = "your code raised ForbiddenOpError: F.scaled_dot_product_attention is the reference this check " \
@@ -601,7 +613,7 @@ def test_A24_hidden_checks_show_no_exception_message(a24):
     assert a24.seconds <= BOUND and not a24.live_after and not a24.changed
     out = a24.result(UNCHANGED).output
     assert out.startswith("your code raised ") and "MESSAGE<<" not in out, out
-    assert a24.total("bleu") == (7, 8)
+    assert a24.total("bleu") == points("bleu", UNCHANGED, hidden=(UNCHANGED,))
 
 
 def test_A24_hidden_checks_show_no_inputs_in_the_type_name(a24):
@@ -721,7 +733,7 @@ def test_A18_damage_is_refused_and_temp_files_swept(a18):
     assert (private / "sentinel.txt").read_text() == "sentinel"
     for folder in ("/tmp", "/var/tmp", "/dev/shm"):
         assert found[folder] == "ok" and not (Path(folder) / LEFTOVER).exists(), folder
-    assert graded.total("bleu") == (6, 7) and graded.full_marks("decoding"), graded.describe()
+    assert graded.total("bleu") == points("bleu", FIRST) and graded.full_marks("decoding"), graded.describe()
 
 
 @pytest.mark.caps
@@ -759,4 +771,4 @@ def test_A17_fork_bomb_hits_the_process_limit(tmp_path):
     # (Docker's default capabilities: no CAP_SYS_PTRACE), by the memory watchdog counting their resident pages.
     if not first.startswith("the worker's processes used "):
         assert 0 < graded.probe(FIRST)["forked"] < Limits().processes
-    assert graded.total("bleu") == (6, 7) and graded.full_marks("decoding"), graded.describe()
+    assert graded.total("bleu") == points("bleu", FIRST) and graded.full_marks("decoding"), graded.describe()

@@ -25,6 +25,7 @@ class Variant:
     correct: bool     # True: a correct alternative (full marks); False: a realistic bug (must lose points)
     why: str = ""
     training: bool = False   # a bug only the training check catches (so its test must run training)
+    convention: str = ""     # a wrong convention (BLEU's zeros): the one check that tests it, the only one it may fail
 
     def apply(self, text: str) -> str:
         return replace_once(text, self.old, self.new, f"variant {self.part}/{self.name}")

@@ -1,6 +1,9 @@
 """Part 3 variants."""
 from tests.meta.variants import Variant
 
+# The one check that tests the zero conventions (c = 0, some p_n = 0): the convention variants may fail it only.
+ZERO_CHECK = "bleu_is_zero_when_a_precision_is_zero_or_c_is_zero"
+
 VARIANTS = [
     Variant("bleu", "ngram_counts_misses_the_last_ngram",
             "for i in range(len(tokens) - n + 1))",
@@ -33,17 +36,20 @@ VARIANTS = [
     Variant("bleu", "no_guard_for_an_empty_corpus",
             "    if c == 0:\n        return [0.0] * max_n\n",
             "",
-            correct=False, why="divides by c = 0 when every candidate is empty"),
+            correct=False, why="divides by c = 0 when every candidate is empty",
+            convention=ZERO_CHECK),
     Variant("bleu", "a_zero_precision_zeroes_every_order",
             "            return scores + [0.0] * (max_n - n + 1)",
             "            return [0.0] * max_n",
-            correct=False, why="p_4 = 0 also zeroes BLEU-1..3"),
+            correct=False, why="p_4 = 0 also zeroes BLEU-1..3",
+            convention=ZERO_CHECK),
     Variant("bleu", "smooths_zero_precisions_like_pycocoevalcap",
             "        if matches[n - 1] == 0:  # p_n = 0 (or no candidate n-grams): this and every higher order is 0\n"
             "            return scores + [0.0] * (max_n - n + 1)\n"
             "        log_p_sum += math.log(matches[n - 1] / totals[n - 1])",
             "        log_p_sum += math.log((matches[n - 1] + 1e-15) / (totals[n - 1] + 1e-9))",
-            correct=False, why="epsilon smoothing gives a small positive BLEU-N where the spec says 0"),
+            correct=False, why="epsilon smoothing gives a small positive BLEU-N where the spec says 0",
+            convention=ZERO_CHECK),
     Variant("bleu", "bleu_n_is_bp_times_p_n",
             "        scores.append(bp * math.exp(log_p_sum / n))",
             "        scores.append(bp * matches[n - 1] / totals[n - 1])",

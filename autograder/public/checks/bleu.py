@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from autograder.public.checks import check, current_round
 from autograder.public.client import StudentError
 from autograder.public.compare import CheckFailed, expect
-from autograder.public.strategies import FEW, bleu_brevity_corpus, bleu_corpus, bleu_self_corpus, bleu_sentence, bleu_words
+from autograder.public.strategies import (FEW, bleu_brevity_corpus, bleu_corpus, bleu_self_corpus, bleu_sentence,
+                                          bleu_words, bleu_zero_corpus)
 
 CALL_TIMEOUT = 10.0          # seconds per call: each call scores a handful of short captions
 RTOL, ATOL = 1e-9, 1e-12     # against the reference or a closed form: only log/exp/pow rounding differs (~1e-15)
@@ -128,6 +129,25 @@ def has_length_tie(hyps: list[str], refs: list[list[str]]) -> bool:
     return False
 
 
+def first_zero_order(hyps: list[str], refs: list[list[str]], max_n: int | None) -> int | None:
+    """The lowest N <= max_n (None: 4) at which the spec's zero conventions make BLEU-N 0: the first n with p_n = 0
+    (no clipped n-gram match in the corpus, or no candidate n-gram at all; so 1 when c = 0). None when c > 0 and every
+    p_n > 0: no convention decides a score. Computed with the Counter oracle."""
+    words = [h.split() for h in hyps]
+    ref_words = [[r.split() for r in rs] for rs in refs]
+    for n in range(1, (4 if max_n is None else max_n) + 1):
+        if sum(_clipped_oracle(h, rs, n)[0] for h, rs in zip(words, ref_words)) == 0:
+            return n
+    return None
+
+
+def decided_by_a_convention(hyps: list[str], refs: list[list[str]], max_n: int | None) -> bool:
+    """c = 0 or some p_n = 0 (n <= max_n): a corpus where a zero convention decides a score. Every check but
+    bleu_is_zero_when_a_precision_is_zero_or_c_is_zero leaves such corpora out, so that a wrong convention costs the
+    points of that one check (docs/bleu.md)."""
+    return first_zero_order(hyps, refs, max_n) is not None
+
+
 def _check_ngram_counts(student, tokens, n):
     case = f"tokens={tokens!r}, n={n}"
     got = _ngram_counts(student, tokens, n, case)
@@ -181,34 +201,28 @@ def clipped_counts_clip_at_the_most_in_one_reference(student, ctx):
 
 
 def _bleu(precisions: list[float], c: int, r: int) -> list[float]:
-    """BLEU-1 .. BLEU-len(precisions) from the clipped precisions p_n and the lengths c and r: BP times the
-    geometric mean of p_1 .. p_N, 0 as soon as one p_n is 0 (the spec's closed form)."""
+    """BLEU-1 .. BLEU-len(precisions) from the clipped precisions p_n (all positive) and the lengths c > 0 and r:
+    BP times the geometric mean of p_1 .. p_N (the spec's closed form)."""
     bp = 1.0 if c > r else math.exp(1 - r / c)
-    scores, log_sum = [], 0.0
-    for n, p in enumerate(precisions, 1):
-        if p == 0:
-            return scores + [0.0] * (len(precisions) - n + 1)
-        log_sum += math.log(p)
-        scores.append(bp * math.exp(log_sum / n))
-    return scores
+    return [bp * math.exp(sum(map(math.log, precisions[:n])) / n) for n in range(1, len(precisions) + 1)]
 
 
-# (what the case shows, hyps, refs, max_n or None for the default 4, the expected BLEU-1 .. BLEU-N in closed form)
+# (what the case shows, hyps, refs, max_n or None for the default 4, the expected BLEU-1 .. BLEU-N in closed form).
+# Every p_n is positive and c > 0: the worked examples where a precision or c is 0 are the zero check's (ZEROS).
 WORKED = (
     ("an identical caption (lecture): [1, 1, 1, 1]", ["the cat is on the mat"], [CAT_REFS], None, [1.0] * 4),
     ("brevity penalty (lecture): c = 6, r = 10, every p_n = 1, BLEU-N = exp(1 - 10/6)",
      ["the cat is on the mat"], [["the cat is on the mat and it is asleep"]], None, [math.exp(1 - 10 / 6)] * 4),
-    ("the scene read from the other object (lecture): BLEU-1 = 6/7, no shared 4-gram so BLEU-4 = 0",
-     ["a red circle above a blue square"], [["a blue square below a red circle"]], None,
-     _bleu([6 / 7, 4 / 6, 2 / 5, 0.0], 7, 7)),
-    ("Papineni's clipping: p_1 = 2/7, p_2 = 0", ["the the the the the the the"], [CAT_REFS], 2, [2 / 7, 0.0]),
+    ("the scene read from the other object (lecture): p_1 = 6/7, p_2 = 4/6, p_3 = 2/5, c = r = 7",
+     ["a red circle above a blue square"], [["a blue square below a red circle"]], 3,
+     _bleu([6 / 7, 4 / 6, 2 / 5], 7, 7)),
+    ("Papineni's clipping: p_1 = 2/7, c = r = 7", ["the the the the the the the"], [CAT_REFS], 1, [2 / 7]),
     ("precision summed over the corpus: p_1 = (3 + 6) / (3 + 7), not the mean of 3/3 and 6/7",
      ["a red circle", "a blue square above a green triangle"],
      [["a red circle"], ["a green square above a blue circle"]], 1, [9 / 10]),
     ("a candidate shorter than n adds no n-grams: p_3 = 3/3, p_4 = 2/2, c = 7, r = 8",
      ["a red", "a red circle above a"], [["a red circle"], ["a red circle above a"]], None,
      [math.exp(1 - 8 / 7)] * 4),
-    ("an empty candidate: c = 0, so every BLEU-N is 0", [""], [["a red circle"]], None, [0.0] * 4),
     ("closest reference length: r = 6 (of 3, 6 and 11), c = 5", ["a red circle above a"],
      [["a red circle", "a red circle above a square", "a red circle above a blue square left of a green triangle"]], 3,
      [math.exp(1 - 6 / 5)] * 3),
@@ -217,17 +231,17 @@ WORKED = (
 
 @check(timeout=30)
 def corpus_bleu_reproduces_the_worked_examples(student, ctx):
-    """corpus_bleu gives the lecture's and the spec's worked values (clipping, corpus sums, brevity, zeros)."""
+    """corpus_bleu gives the lecture's and the spec's worked values (clipping, corpus sums, brevity)."""
     now = current_round()
     if not now.public:
-        # The grader's own corpora, scored by the reference: ordinary captions of one word or more, as the worked
-        # examples' corpora are (an empty candidate in a corpus, and captions split on other whitespace, are the
-        # hidden checks' to test).
+        # The grader's own corpora, scored by the reference: ordinary captions of one word or more, every p_n
+        # positive, as the worked examples' corpora are (zeros, an empty candidate in a corpus and captions split on
+        # other whitespace are other checks' to test).
         @FEW
         @given(bleu_corpus(max_sentences=4, min_words=1), st.one_of(st.none(), st.integers(1, 4)))
         def graders(corpus, max_n):
             hyps, refs = corpus
-            assume(not has_length_tie(hyps, refs))
+            assume(not has_length_tie(hyps, refs) and not decided_by_a_convention(hyps, refs, max_n))
             expected = now.reference("bleu").corpus_bleu(hyps, refs, *(() if max_n is None else (max_n,)))
             case = _describe(hyps, refs, max_n)
             _expect_scores("corpus_bleu", _corpus_bleu(student, hyps, refs, max_n, case), expected, RTOL, ATOL, case)
@@ -279,3 +293,53 @@ def closest_length_ties_go_to_the_shorter_reference(student, ctx):
     def prop(corpus):
         _brevity(student, corpus)
     prop()
+
+
+# (what the case shows, hyps, refs, max_n or None for the default 4): corpora where p_k = 0 for some k, or c = 0.
+ZEROS = (
+    ("the scene read from the other object (lecture): no shared 4-gram, so p_4 = 0",
+     ["a red circle above a blue square"], [["a blue square below a red circle"]], None),
+    ("Papineni's clipping: no candidate bigram is in a reference, so p_2 = 0", ["the the the the the the the"],
+     [CAT_REFS], 2),
+    ("no candidate has 3 words, so the corpus has no 3-grams: p_3 = 0", ["a red", "a"],
+     [["a red circle"], ["a blue square"]], 3),
+    ("an empty candidate: c = 0", [""], [["a red circle"]], None),
+)
+
+
+def _check_zeros(student, hyps: list[str], refs: list[list[str]], max_n: int | None, what: str = "") -> None:
+    """BLEU-k .. BLEU-max_n are exactly 0 (k = first_zero_order: c = 0 or p_k = 0) and BLEU-1 .. BLEU-(k-1) > 0."""
+    zero_from, top = first_zero_order(hyps, refs, max_n), 4 if max_n is None else max_n
+    empty = not any(h.split() for h in hyps)
+    case = f"{what}; {_describe(hyps, refs, max_n)}" if what else \
+        f"{_describe(hyps, refs, max_n)}; " + ("c = 0" if empty else f"p_{zero_from} = 0")
+    got = _corpus_bleu(student, hyps, refs, max_n, case)
+    rule = ("BLEU-N is 0 for every N when the candidates have no words at all, c = 0" if empty else
+            f"BLEU-N is 0 as soon as some p_n with n <= N is 0, so BLEU-{zero_from} .. BLEU-{top} are exactly 0, "
+            f"no smoothing")
+    _expect_scores(f"corpus_bleu ({rule})", got[zero_from - 1:], [0.0] * (top - zero_from + 1), 0.0, ATOL, case,
+                   first=zero_from)
+    for n in range(1, zero_from):
+        positive = f"p_1 .. p_{n} are" if n > 1 else "p_1 is"
+        expect(got[n - 1] > 0, f"corpus_bleu: BLEU-{n} is {got[n - 1]}, but {positive} positive: a zero "
+               f"p_{zero_from} makes BLEU-{zero_from} and above 0, never a lower order", case)
+
+
+@check(timeout=30)
+def bleu_is_zero_when_a_precision_is_zero_or_c_is_zero(student, ctx):
+    """BLEU-N is 0 when some p_n (n <= N) is 0 or c = 0, while the lower orders stay positive."""
+    if current_round().public:
+        for what, hyps, refs, max_n in ZEROS:
+            _check_zeros(student, hyps, refs, max_n, what)
+
+    def run(kind):
+        @FEW
+        @given(bleu_zero_corpus(kind))
+        def prop(corpus):
+            hyps, refs, max_n, k = corpus
+            assert first_zero_order(hyps, refs, max_n) == (1 if kind == "empty" else k), "a zero corpus built wrong"
+            _check_zeros(student, hyps, refs, max_n)
+        prop()
+
+    for kind in ("crossed", "short", "empty"):  # p_k = 0 by crossed runs, no k-grams at all, c = 0
+        run(kind)
