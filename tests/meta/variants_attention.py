@@ -78,4 +78,17 @@ VARIANTS = [
             "            logits[:, t], state = self.step(captions[:, t], state)\n"
             "        return logits, weights\n",
             correct=True, why="in-place writes into float32 buffers; log-probabilities (from step) as the logits"),
+    # The docstring's return types (the return-value audit in docs/grader.md).
+    Variant("attention", "attend_returns_a_list",
+            "    return context, weights\n",
+            "    return [context, weights]\n",
+            correct=False, why="returns [context, weights], a list, where the docstring promises a tuple"),
+    Variant("attention", "forward_returns_a_list",
+            "        return torch.stack(logits, 1), torch.stack(weights, 1)",
+            "        return [torch.stack(logits, 1), torch.stack(weights, 1)]",
+            correct=False, why="returns [logits, weights], a list, where the docstring promises a tuple"),
+    Variant("attention", "step_returns_a_list",
+            "        return F.log_softmax(logits, -1), state\n",
+            "        return [F.log_softmax(logits, -1), state]\n",
+            correct=False, why="returns [log_probs, state], a list, where the decoding protocol returns a tuple"),
 ]

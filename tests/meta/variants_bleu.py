@@ -88,7 +88,7 @@ VARIANTS = [
             "    split_refs = [[x.split() for x in rs] for rs in refs]\n"
             "    c = sum(map(len, split_hyps))\n"
             "    if not c:\n"
-            "        return [0] * max_n  # ints: the values are what count\n"
+            "        return [0.0] * max_n\n"
             "    r = 0\n"
             "    for words, ref_list in zip(split_hyps, split_refs):\n"
             "        lengths = sorted(len(x) for x in ref_list)  # sorted, so min keeps the shorter of a tie\n"
@@ -105,5 +105,10 @@ VARIANTS = [
             "    c = r = 0\n"
             "    for hyp, ref_captions in zip(hyps, refs):",
             correct=True, why="exact Fraction precisions, a product and a root, sorted lengths for the tie, "
-                              "min(1, e^(1 - r/c)), and int zeros for an empty corpus"),
+                              "min(1, e^(1 - r/c)), and an early return for an empty corpus"),
+    # The docstring's return types (the return-value audit in docs/grader.md).
+    Variant("bleu", "zero_scores_are_ints",
+            "            return scores + [0.0] * (max_n - n + 1)",
+            "            return scores + [0] * (max_n - n + 1)",
+            correct=False, why="BLEU-N = 0 as the int 0 where the docstring promises Python floats"),
 ]

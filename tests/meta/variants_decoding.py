@@ -42,4 +42,9 @@ VARIANTS = [
             "drawn)\n        out.append(tokens)\n        done = done | (tokens == END)\n    return torch.stack(out, 1)",
             "drawn)\n        out.append(tokens)\n        done = done | (tokens == END)\n    return torch.stack(out, 1).int()",
             correct=False, why="returns int32 token ids instead of a LongTensor"),
+    # The docstring's return types (the return-value audit in docs/grader.md).
+    Variant("decoding", "beam_search_returns_a_list",
+            "    return seqs, scores\n",
+            "    return [seqs, scores]\n",
+            correct=False, why="returns [tokens, scores], a list, where the docstring promises a tuple"),
 ]

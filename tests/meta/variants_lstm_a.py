@@ -82,4 +82,17 @@ VARIANTS = [
         per_step = torch.zeros_like(prefix[0]) if per_step is None else per_step
         return (*state, per_step)
 ''', correct=True, why="lets the cell supply the zero state; zeros_like for the per-step vector"),
+    # The docstring's return types (the return-value audit in docs/grader.md).
+    Variant("lstm_a", "init_state_returns_a_list",
+            "        return h, c, per_step\n",
+            "        return [h, c, per_step]\n",
+            correct=False, why="returns the state as a list: the kit's decoders refuse a state that is not a tuple"),
+    Variant("lstm_a", "schedule_returns_a_list",
+            "        return [attr_input], image_input\n",
+            "        return [[attr_input], image_input]\n",
+            correct=False, why="A4's schedule returns [prefix, per_step], a list, where the docstring promises a tuple"),
+    Variant("lstm_a", "schedule_prefix_is_a_tuple",
+            "        return [image_input, attr_input], None\n",
+            "        return (image_input, attr_input), None\n",
+            correct=False, why="A2's prefix is a tuple where the docstring promises a list of (N, E) tensors"),
 ]

@@ -84,4 +84,13 @@ VARIANTS = [
             "    weight = torch.where(mask.bool(), advantage, torch.zeros_like(advantage))\n"
             "    return -(weight * log_probs).sum().float() / mask.bool().sum()\n",
             correct=True, why="float64 advantage under no_grad, torch.where masking, mean when unmasked"),
+    # The docstring's return types (the return-value audit in docs/grader.md).
+    Variant("reinforce", "sample_location_returns_a_list",
+            "    return index, log_prob\n",
+            "    return [index, log_prob]\n",
+            correct=False, why="returns [index, log_prob], a list, where the docstring promises a tuple"),
+    Variant("reinforce", "optimal_baseline_returns_a_tensor",
+            "score_norms_sq.mean()).item()",
+            "score_norms_sq.mean())",
+            correct=False, why="returns a 0-d tensor where the docstring promises a Python float"),
 ]

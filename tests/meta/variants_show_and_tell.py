@@ -71,4 +71,21 @@ VARIANTS = [
             "        return torch.stack(scores, 1)\n",
             correct=True, why="teacher forcing through step: returns log-probabilities, logits up to a constant per "
                               "position, which caption_loss and every softmax treat identically"),
+    # The docstring's return types (the return-value audit in docs/grader.md).
+    Variant("show_and_tell", "loss_returns_a_one_element_vector",
+            "targets.reshape(-1), ignore_index=PAD)\n    ### END SOLUTION",
+            "targets.reshape(-1), ignore_index=PAD).reshape(1)\n    ### END SOLUTION",
+            correct=False, why="returns the loss as a (1,) tensor where the docstring promises a scalar tensor (shape ())"),
+    Variant("show_and_tell", "init_state_returns_a_list",
+            "return h, self.W_ih(self.image_vector(features))",
+            "return [h, self.W_ih(self.image_vector(features))]",
+            correct=False, why="returns the state as a list: the kit's decoders refuse a state that is not a tuple"),
+    Variant("show_and_tell", "step_returns_the_state_as_a_list",
+            "(h, torch.zeros_like(image_term))",
+            "[h, torch.zeros_like(image_term)]",
+            correct=False, why="returns the new state as a list where the docstring promises a tuple (h, zeros)"),
+    Variant("show_and_tell", "step_returns_a_list",
+            "        return F.log_softmax(self.out(h), -1), (h, torch.zeros_like(image_term))",
+            "        return [F.log_softmax(self.out(h), -1), (h, torch.zeros_like(image_term))]",
+            correct=False, why="returns [log_probs, state], a list, where the decoding protocol returns a tuple"),
 ]

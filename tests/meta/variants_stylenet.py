@@ -146,4 +146,9 @@ VARIANTS = [
             "            p.copy_(saved)\n"
             "    return float(loss)\n",
             correct=True, why="index-based masking and restoring, boolean-mask loss, style left romantic after the step"),
+    # The docstring's return types (the return-value audit in docs/grader.md).
+    Variant("stylenet", "cell_returns_a_list",
+            "        return h, c\n",
+            "        return [h, c]\n",
+            correct=False, why="the cell returns [h, c], a list, where the docstring promises a tuple (h, c)"),
 ]

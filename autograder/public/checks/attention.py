@@ -214,7 +214,7 @@ def _attend(student, q, k, v, describe):
     """The student's (context, weights), after checking the inputs came back unchanged and the shapes."""
     out = student.call("attention.attend", query=q, keys=k, values=v)
     result, after = expect_tuple("recipe result", out, 2, describe)
-    context, weights = expect_tuple("attend result (context, weights)", result, 2, describe)
+    context, weights = expect_tuple("attend result (context, weights)", result, 2, describe, exact=True)
     for name, before, got in zip(("query", "keys", "values"), (q, k, v), after):
         expect_tensor(f"{name} after attend (attend must not modify its inputs)", got, before, rtol=0, atol=0,
                       case=describe)
@@ -312,7 +312,7 @@ def _check_forward(student, case: dict):
     out = student.call("attention.captioner_forward", config=config, state_dict=case["state_dict"],
                        features=features, captions=captions)
     result, (features_after, captions_after) = expect_tuple("recipe result", out, 2, describe)
-    logits, weights = expect_tuple("forward result (logits, weights)", result, 2, describe)
+    logits, weights = expect_tuple("forward result (logits, weights)", result, 2, describe, exact=True)
     expect_shaped("forward logits", logits, (n, T - 1, V), describe)
     expect_shaped("forward weights", weights, (n, T - 1, L), describe)
     allowed = (torch.float64, torch.float32) if dtype == torch.float64 else (dtype,)
@@ -334,7 +334,7 @@ def _check_steps(student, case: dict):
     out = student.call("attention.captioner_steps", config=config, state_dict=case["state_dict"],
                        features=features, captions=captions)
     if isinstance(out, dict) and "step" in out:
-        expect_tuple("step result (log_probs, state)", out["step"], 2, describe)
+        expect_tuple("step result (log_probs, state)", out["step"], 2, describe, exact=True)
     expect(isinstance(out, dict) and isinstance(out.get("log_probs"), list), "the recipe's result is malformed",
            describe)
     for t, log_probs in enumerate(out["log_probs"]):
@@ -344,7 +344,7 @@ def _check_steps(student, case: dict):
         expect_tensor(f"state[{i}] after the first step (step must not modify the state it is given)", after, before,
                       rtol=0, atol=0, case=describe)
     state = out["last_state"]
-    expect(isinstance(state, (tuple, list)) and len(state) > 0 and all(isinstance(s, torch.Tensor) for s in state),
+    expect(isinstance(state, tuple) and len(state) > 0 and all(isinstance(s, torch.Tensor) for s in state),
            f"the state step returns: expected a tuple of tensors, got {type_name(state)}", describe)
     expect(all(s.dim() >= 1 and s.shape[0] == n for s in state),
            f"the state step returns: every tensor's first dimension must be the batch ({n}), got shapes "

@@ -60,8 +60,8 @@ def _clipped_counts(student, hyp: list[str], refs: list[list[str]], n: int, case
 
 
 def _corpus_bleu(student, hyps: list[str], refs: list[list[str]], max_n: int | None, case: str) -> list[float]:
-    """The student's corpus_bleu as a list of floats, after type, length and finiteness checks.
-    An int (a 0 written as 0 rather than 0.0) is accepted as a number."""
+    """The student's corpus_bleu as a list of floats, after type, length and finiteness checks. Every score is a
+    Python float, as the docstring says: an int (a 0 written as 0 rather than 0.0) is refused."""
     out = _call(student, "corpus_bleu", case, hyps=hyps, refs=refs, max_n=max_n)
     want = 4 if max_n is None else max_n
     expect(out["is_list"], f"corpus_bleu: expected a list of {want} floats, got {out['type']}", case)
@@ -69,7 +69,8 @@ def _corpus_bleu(student, hyps: list[str], refs: list[list[str]], max_n: int | N
            f"got {len(out['items'])} values", case)
     scores = []
     for i, (type_name, value) in enumerate(out["items"]):
-        expect(value is not None, f"corpus_bleu: BLEU-{i + 1} is a {type_name}, expected a float", case)
+        expect(isinstance(value, float), f"corpus_bleu: BLEU-{i + 1} is a{'n' if type_name[0] in 'aeiou' else ''} "
+               f"{type_name}" + (f" ({value})" if value is not None else "") + ", expected a float", case)
         expect(math.isfinite(value), f"corpus_bleu: BLEU-{i + 1} is {value}, expected a finite number", case)
         scores.append(float(value))
     return scores

@@ -213,7 +213,7 @@ def _beam(student, table, contexts, k, steps, describe, table_context=None):
         table = table[table_context:table_context + 1]
         contexts = torch.zeros(1, dtype=torch.long)
     out = student.call("decoding.beam_toy", table=table, contexts=contexts, k=k, max_len=steps)
-    tokens, scores = expect_tuple("beam_search result (tokens, scores)", out, 2, describe)
+    tokens, scores = expect_tuple("beam_search result (tokens, scores)", out, 2, describe, exact=True)
     n = len(contexts)
     if not isinstance(tokens, torch.Tensor) or tuple(tokens.shape) != (n, k, steps):
         raise CheckFailed(f"beam_search tokens: expected a tensor of shape {(n, k, steps)}, got "

@@ -45,7 +45,8 @@ def _sample(student, weights: torch.Tensor, seed: int, describe: str):
     """Run sample_location; check the type, shape, dtype and range of the index; return (index, log_prob) and
     the recipe's whole answer (gradient, indices from the same and from another generator state)."""
     out = student.call("reinforce.sample", weights=weights, generator_seed=seed, other_seed=seed + 1)
-    index, log_prob = expect_tuple("sample_location result (index, log_prob)", out["result"], 2, describe)
+    index, log_prob = expect_tuple("sample_location result (index, log_prob)", out["result"], 2, describe,
+                                   exact=True)
     n, L = weights.shape
     if not isinstance(index, torch.Tensor):
         raise CheckFailed(f"sample_location index: expected a tensor, got {type_name(index)} [{describe}]")
@@ -337,12 +338,11 @@ def optimal_baseline_matches_the_closed_form(student, ctx):
         describe = f"seed={seed}, S={S}, rewards {[round(x, 3) for x in rewards.tolist()[:6]]}{'...' if S > 6 else ''}"
         got = student.call("reinforce.optimal", rewards=rewards, score_norms_sq=norms)
         expected = (rewards.double() * norms.double()).mean() / norms.double().mean()
-        if isinstance(got, torch.Tensor) and got.numel() == 1 and got.is_floating_point():
-            got = got.reshape(()).double()
-        elif isinstance(got, (int, float)) and not isinstance(got, bool):
-            got = torch.tensor(float(got), dtype=torch.float64)
-        else:
-            raise CheckFailed(f"optimal_baseline: expected a Python float, got {type_name(got)} [{describe}]")
+        if not isinstance(got, float):  # the docstring's "a Python float": a one-element tensor is not one
+            raise CheckFailed(f"optimal_baseline: expected a Python float, got {type_name(got)}"
+                              + (f" of shape {tuple(got.shape)} (.item() gives its float)"
+                                 if isinstance(got, torch.Tensor) and got.numel() == 1 else "") + f" [{describe}]")
+        got = torch.tensor(got, dtype=torch.float64)
         expect_tensor("optimal_baseline", got, expected, rtol=1e-5, atol=1e-5, case=describe)
     prop()
 

@@ -37,12 +37,12 @@ def _randn(g: torch.Generator, *shape: int, scale: float = 1.0) -> torch.Tensor:
 
 
 def _expect_scalar(name: str, got, case: str) -> torch.Tensor:
+    """A 0-d floating-point tensor, as the docstring's "a scalar tensor" says (a (1,) tensor is not one)."""
     if not isinstance(got, torch.Tensor):
         raise CheckFailed(f"{name}: expected a scalar tensor, got {type_name(got)} [{case}]")
-    expect(got.numel() == 1 and got.dim() <= 1, f"{name}: expected a scalar tensor (shape ()), got shape "
-           f"{tuple(got.shape)}", case)
+    expect(got.dim() == 0, f"{name}: expected a scalar tensor (shape ()), got shape {tuple(got.shape)}", case)
     expect(got.is_floating_point(), f"{name}: expected a floating-point tensor, got dtype {got.dtype}", case)
-    return got.reshape(())
+    return got
 
 
 def _step_inputs(case, with_image: bool):
@@ -256,7 +256,7 @@ def init_state_holds_zeros_and_the_image_term(student, ctx):
         sizes, weights, features, _, describe, _ = _model_inputs(case)
         n, hidden = features.shape[0], sizes["H"]
         got = student.call("show_and_tell.init_state", sizes=sizes, weights=weights, features=features)
-        h, image_term = expect_tuple("init_state(features)", got, 2, describe)
+        h, image_term = expect_tuple("init_state(features)", got, 2, describe, exact=True)
         expected = image_term_oracle(weights, features)
         expect_close("init_state(features)[0] (h)", h, torch.zeros(n, hidden, dtype=F64), EXACT, inputs=F64,
                      case=describe)
@@ -288,12 +288,12 @@ def step_matches_the_recurrence(student, ctx):
         describe += (f", tokens {tokens.tolist()}, state (h ({n}, {hidden}) |N(0, 1)|, image_term "
                      + ("N(0, 1))" if with_image else "zeros)"))
         got = student.call("show_and_tell.step", sizes=sizes, weights=weights, tokens=tokens, state=(h, image_term))
-        log_probs, state = expect_tuple("step(tokens, state) result (log_probs, state)", got, 2, describe)
+        log_probs, state = expect_tuple("step(tokens, state) result (log_probs, state)", got, 2, describe, exact=True)
         expected, expected_h = step_oracle(weights, tokens, h, image_term)
         expect_close("step(tokens, state)[0] (log_probs)", log_probs, expected, MODEL_TOL, inputs=torch.float32,
                      case=describe)
         new_h, new_image_term = expect_tuple("step(tokens, state)[1] (the new state (h, image_term))", state, 2,
-                                             describe)
+                                             describe, exact=True)
         expect_close("the new state's h", new_h, expected_h, STEP_TOL, inputs=torch.float32, case=describe)
         expect_close("the new state's image_term (spent after one step: zeros)", new_image_term,
                      torch.zeros(n, hidden, dtype=F64), EXACT, inputs=F64, case=describe)

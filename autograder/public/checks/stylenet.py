@@ -119,7 +119,7 @@ def _check_forward(student, seed, N, E, H, rank, T, lam, scale=1.0):
         expected = _lstm_cell_steps(w, style, mix, xs, h0, c0)
         where = f"{describe}; cell.style={style!r}, cell.mix={mix!r}"
         for t, (got, (h, c)) in enumerate(zip(steps, expected)):
-            got_h, got_c = expect_tuple(f"forward(x, (h, c)) at step {t + 1}", got, 2, where)
+            got_h, got_c = expect_tuple(f"forward(x, (h, c)) at step {t + 1}", got, 2, where, exact=True)
             expect_tensor(f"h at step {t + 1} (gates i, f, g, o; h = o * tanh(c))", got_h, h, rtol=RTOL, atol=ATOL,
                           case=where)
             expect_tensor(f"c at step {t + 1} (gates i, f, g, o)", got_c, c, rtol=RTOL, atol=ATOL, case=where)

@@ -89,7 +89,7 @@ def captioner_steps(student, config, state_dict, features, captions):
         first = state
         for t in range(captions.shape[1] - 1):
             out = model.step(captions[:, t], state)
-            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            if not (isinstance(out, tuple) and len(out) == 2):  # the check names what came back instead
                 return {"step": out}
             step_log_probs, state = out
             log_probs.append(step_log_probs)
