@@ -25,7 +25,16 @@ CONVENTION_MOST = 2   # points one wrong convention may cost in its part
 @pytest.mark.parametrize("variant", VARIANTS, ids=[f"{v.part}-{v.name}" for v in VARIANTS])
 def test_variant_is_graded_as_expected(variant, tmp_path, handout_verdicts_of):
     submission = make_submission(tmp_path / "submission", variant)
-    report = grade(submission, parts=(variant.part,), skip_training=not (variant.correct or variant.training))
+    report = None
+    if not variant.correct:
+        # A bug that a public check shows has lost points already: the hidden checks would add nothing to what this
+        # test asserts (a lower total, no escape). Leaving them out saves about a sixth of the CPU time of the
+        # attention and BLEU variants (227 to 189 CPU s, measured on a loaded machine).
+        report = grade(submission, parts=(variant.part,), public_only=True, skip_training=not variant.training)
+        if all(r.passed for r in report.results):
+            report = None
+    if report is None:
+        report = grade(submission, parts=(variant.part,), skip_training=not (variant.correct or variant.training))
     got, out_of = report.part_totals()[variant.part]
     failed = [f"{r.name}: {r.output}" for r in report.results if not r.passed]
     if variant.correct:
