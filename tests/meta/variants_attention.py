@@ -91,4 +91,8 @@ VARIANTS = [
             "        return F.log_softmax(logits, -1), state\n",
             "        return [F.log_softmax(logits, -1), state]\n",
             correct=False, why="returns [log_probs, state], a list, where the decoding protocol returns a tuple"),
+    Variant("attention", "attention_step_returns_a_list",
+            "        return attend(self.Wq(h), keys, features)\n",
+            "        return list(attend(self.Wq(h), keys, features))\n",
+            correct=False, why="attention_step returns [context, weights], a list, where the docstring promises a tuple"),
 ]

@@ -107,7 +107,7 @@ def attention_step_attends_from_the_previous_hidden_state(student, ctx):
         out = student.call("attention.captioner_attention_step", config=config, state_dict=_state(model),
                            h=h, c=c, features=features)
         result, state_after = expect_tuple("recipe result", out, 2, describe)
-        context, weights = expect_tuple("attention_step result (context, weights)", result, 2, describe)
+        context, weights = expect_tuple("attention_step result (context, weights)", result, 2, describe, exact=True)
         expect_close("attention_step weights", weights, expected_weights, CLOSE, inputs=torch.float64,
                      case=describe, same_dtype=True)
         _expect_distribution("attention_step weights", weights, describe)

@@ -311,8 +311,11 @@ def _check_forward(student, case: dict):
     exp_logits, exp_weights = case["logits"], case["weights"]
     out = student.call("attention.captioner_forward", config=config, state_dict=case["state_dict"],
                        features=features, captions=captions)
-    result, (features_after, captions_after) = expect_tuple("recipe result", out, 2, describe)
+    result, (features_after, captions_after), step_returns = expect_tuple("recipe result", out, 3, describe)
     logits, weights = expect_tuple("forward result (logits, weights)", result, 2, describe, exact=True)
+    others = [kind for kind in step_returns if kind != "tuple"]
+    expect(not others, f"attention_step (called by forward): expected a tuple (context, weights), got {others[:1]}",
+           describe)
     expect_shaped("forward logits", logits, (n, T - 1, V), describe)
     expect_shaped("forward weights", weights, (n, T - 1, L), describe)
     allowed = (torch.float64, torch.float32) if dtype == torch.float64 else (dtype,)

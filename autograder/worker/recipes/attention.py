@@ -53,11 +53,19 @@ def _tuple_of_tensors(value, length: int) -> bool:
 
 @recipe(forbid=("sdpa",))
 def captioner_forward(student, config, state_dict, features, captions):
-    """Teacher-forced forward of the student's model with injected weights."""
+    """Teacher-forced forward of the student's model with injected weights. Returns what forward returned, the
+    inputs after the call, and the type name of what each call forward made to attention_step returned."""
     model = _model(student, config, state_dict, features.dtype)
+    returned, attention_step = [], model.attention_step
+
+    def recording(state):
+        out = attention_step(state)
+        returned.append(type(out).__name__)
+        return out
+    model.attention_step = recording
     with torch.no_grad():
         out = model(features, captions)
-    return out, (features, captions)
+    return out, (features, captions), returned
 
 
 @recipe(forbid=("sdpa",))
