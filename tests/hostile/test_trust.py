@@ -160,6 +160,16 @@ def test_A32_a_huge_token_id_is_the_student_s_failure(tmp_path):
     assert not r.passed and r.output != GRADER_ERROR and "40000000" in r.output, r.output
 
 
+def test_A32_a_zero_stride_reply_is_refused_before_the_grader_computes_with_it(tmp_path):
+    """A forged reply holding a zero-stride view (8 bytes of storage claiming 10^9 token ids) is refused where
+    replies arrive, as "a malformed reply" (the student's failure), before any check reads it: each check's own
+    comparisons need not guard against views whose elements share one storage slot."""
+    graded = run_grade(build("A32_zero_stride_reply", tmp_path / "sub"), ("decoding",))
+    assert_contained(graded, within=BOUND)
+    r = graded.result("greedy_matches_argmax_decoding")
+    assert not r.passed and r.output == "sent a malformed reply", r.output
+
+
 def test_a_grader_side_error_costs_its_part_only_and_the_results_file_is_written(tmp_path, monkeypatch):
     """An error of the grader's own while grading one part (here: raised where the part starts) costs that part, with
     the grader's sentence and the traceback for staff; the other parts are graded and results.json is written."""
