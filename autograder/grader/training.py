@@ -83,9 +83,16 @@ class TrainingSpec:
         """The reference trained with the full budget and training seed `seed`."""
         return self.train_reference(ctx, seed, self.epochs, self.prepare(ctx))
 
-    def calibrate(self, ctx: GradingContext, seed: int) -> float:
-        """The reference's score with training seed `seed` (the spread thresholds are chosen from)."""
-        return (self.score or exact_match_of)(self.reference_reply(self.reference_model(ctx, seed), ctx), ctx)
+    def calibrate(self, ctx: GradingContext, seed: int) -> tuple[float, str | None]:
+        """The reference's score with training seed `seed` (the spread thresholds are chosen from), and why the
+        check's verdict fails that run (None: it passes; a verdict may ask more than the score, as StyleNet's)."""
+        reply = self.reference_reply(self.reference_model(ctx, seed), ctx)
+        score = (self.score or exact_match_of)(reply, ctx)
+        try:
+            (self.judge or expect_exact_match)(self, reply, ctx)
+        except CheckFailed as exc:
+            return score, str(exc)
+        return score, None
 
 
 SPECS: dict[str, TrainingSpec] = {}
