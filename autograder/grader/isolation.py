@@ -193,9 +193,16 @@ def _detect(pid: int) -> Isolation:
 def unprivileged() -> Isolation:
     """The isolation of a grader run without root (a laptop): a separate process with limits, in a user namespace
     with its own network, IPC, mount and PID namespaces where the kernel lets an unprivileged user make one (else
-    with its own network only, else none). Checked by actually starting Python that way."""
+    with its own network only, else none), holding no capability in it. Checked by actually starting Python that
+    way."""
     user_net = ["unshare", "--user", "--map-root-user", "--net"]
-    for prefix, pids in ((user_net + ["--ipc", "--mount", *PID_NAMESPACE, "--"], True), (user_net + ["--"], False)):
+    # Root of its user namespace, the worker would hold every capability there (its init's /proc files, root's once
+    # init is not dumpable, would be its own): setpriv empties the bounding set first, so the worker's program starts
+    # with none, as the sandbox user does in the root modes.
+    no_capabilities = ["setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"] \
+        if shutil.which("setpriv") else []
+    for prefix, pids in ((user_net + ["--ipc", "--mount", *PID_NAMESPACE, "--", *no_capabilities], True),
+                         (user_net + ["--", *no_capabilities], False)):
         if shutil.which("unshare") and _run_quietly(prefix + PROBE):
             return Isolation("process", network_namespace=True, prefix=tuple(prefix), pid_namespace=pids,
                              note="isolation: separate process with limits, no network"

@@ -666,6 +666,7 @@ def test_A21_a_symlinked_module_is_refused(tmp_path):
 
 
 def test_A18_another_submission_graded_alongside_is_unreadable(tmp_path, tmp_public):
+    user_switch("A18 (another submission's files, which the grader's own user owns)")
     victim = tmp_path / "victim"
     victim.mkdir()
     (victim / "bleu.py").write_text((ROOT / "solutions" / "bleu.py").read_text() + "\n# HOSTILE-VICTIM-MARKER\n")

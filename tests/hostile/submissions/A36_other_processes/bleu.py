@@ -13,7 +13,13 @@ PRIVATE = ("environ", "mem", "maps", "fd", "cwd", "root")
 
 def _read(path) -> str:
     try:
-        if _os.path.isdir(path) and not _os.path.islink(path):
+        if path.endswith("/fd"):
+            # The numbers of the open files are not the files: the folder of a process that is not dumpable belongs
+            # to the root of its user namespace (without root, the worker's own user); what the worker must not
+            # reach is where each descriptor leads.
+            for fd in _os.listdir(path):
+                _os.readlink(f"{path}/{fd}")
+        elif _os.path.isdir(path) and not _os.path.islink(path):
             _os.listdir(path)
         elif _os.path.islink(path):
             _os.readlink(path)
