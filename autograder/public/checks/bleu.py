@@ -1,7 +1,8 @@
 """Part 3 public checks: BLEU from scratch. Expected values come from closed forms (the worked examples, a corpus
 against itself, the brevity penalty when every p_n = 1) and from collections.Counter over zipped n-grams, never
 from the student's own output or a reference solution. Counts are exact integers, so BLEU values are compared
-with a tight rtol plus an atol floor that also absorbs a tiny smoothing constant in place of an exact 0.
+with a tight rtol and an atol floor (RTOL, ATOL) that allow rounding only: a score that must be 0 must be 0, and a
+smoothing constant in place of it fails (the zero conventions' check, docs/bleu.md).
 (The part's hidden checks, against the reference, nltk and pycocoevalcap: autograder/grader/checks/bleu.py.)"""
 from __future__ import annotations
 
