@@ -268,7 +268,6 @@ def test_reference_notebook_runs_clean_and_passes_its_checks(part, kit_copy, ker
     assert np.array_equal(pixels(drawn), pixels(committed)), \
         f"assignments/{notebooks.figure_path(part)} differs from what the reference draws now: run " \
         "`python -m instructor notebooks --figures`"
-    assert seconds < 120, f"{part}.ipynb took {seconds:.0f} s; the notebooks must stay quick"
 
 
 @pytest.mark.parametrize("part", MODULES)
