@@ -38,8 +38,10 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"--{name}: expected a positive number, got {getattr(args, name)}")
     if args.first < 0:
         parser.error(f"--first: expected 0 or more, got {args.first}")
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(1)
     ctx = GradingContext(Path(tempfile.mkdtemp(prefix="captionkit-calibrate-")))
+    ctx.data   # the hidden data as a grade loads it (one thread: the encoder's outputs depend on the thread count)
+    torch.set_num_threads(args.threads)   # the training runs' thread count
     offsets = range(args.first, args.first + args.seeds)
     print(f"hidden data seed {ctx.seed}; training seeds +{offsets[0]} .. +{offsets[-1]}; "
           f"{args.threads} thread{'s' if args.threads > 1 else ''}\n")
