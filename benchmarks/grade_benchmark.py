@@ -13,10 +13,11 @@ CPU seconds: the sum over every process of the tree of the user and system time 
 (/proc/<pid>/stat), read at each sample, so that a process counts although nobody waits for it (the sandboxed
 workers: their exit status goes to the worker's own init, and their time never reaches RUSAGE_CHILDREN, which
 saw 56 of about 160 CPU seconds of a full grade). It misses what a process spends after the last sample
-(under 20 ms each). RUSAGE_CHILDREN (the command and the descendants it waited for) is printed beside it. Peak memory is sampled from /proc every 20 ms over the whole tree, two ways: the sum of
-proportional set sizes (PSS: a page shared by k processes counts 1/k to each, so the sum is the physical
-memory the tree uses, what a container's memory limit counts) and the sum of resident set sizes (RSS:
-shared pages such as torch's libraries counted once per process, an upper bound).
+(under 20 ms each). RUSAGE_CHILDREN (the command and the descendants it waited for) is printed beside it.
+Peak memory is sampled from /proc every 20 ms over the whole tree, two ways: the sum of proportional set sizes
+(PSS: a page shared by k processes counts 1/k to each, so the sum is the physical memory the tree uses, what a
+container's memory limit counts) and the sum of resident set sizes (RSS: shared pages such as torch's libraries
+counted once per process, an upper bound).
 Gradescope's default container: 1/2 vCPU, 768 MB, 10 minutes.
 """
 from __future__ import annotations

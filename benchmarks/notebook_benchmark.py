@@ -10,10 +10,8 @@ kernel of this interpreter. Prints one line per notebook: wall seconds, errors, 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from shared.parts import MODULES  # noqa: E402 (after the path insert: run as a script)
-from tests.kernels import run_notebook  # noqa: E402
+from tests.kernels import kernel_spec, notebook_env, run_notebook, warm_data_cache  # noqa: E402
 
 TARGET_SECONDS = 120
 KERNEL = "captionkit-notebook-benchmark"
@@ -39,21 +37,15 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp)
         for folder in ("assignments", "solutions"):
             shutil.copytree(ROOT / folder, work / folder, ignore=shutil.ignore_patterns("__pycache__", ".*", "*.pyc"))
-        spec = work / "kernels" / KERNEL
-        spec.mkdir(parents=True)
-        (spec / "kernel.json").write_text(json.dumps({
-            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "captionkit benchmark", "language": "python"}))
-        env = dict(os.environ, CAPTIONKIT_CACHE=str(work / "cache"), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
-                   PYTHONDONTWRITEBYTECODE="1", IPYTHONDIR=str(work / "ipython"))
-        subprocess.run([sys.executable, "-c", "from shared.notebook import notebook_data; notebook_data()"],
-                       env=env, cwd=work, check=True, capture_output=True)
+        specs = kernel_spec(work / "kernels", KERNEL)
+        env = notebook_env(work)
+        warm_data_cache(env, work)
         over = 0
         for part in args.part or MODULES:
             path = work / "solutions" / f"{part}.ipynb"
             nb = nbformat.read(path, as_version=4)
             started = time.perf_counter()
-            run_notebook(nb, folder=path.parent, specs=spec.parent, kernel_name=KERNEL, env=env, timeout=600)
+            run_notebook(nb, folder=path.parent, specs=specs, kernel_name=KERNEL, env=env, timeout=600)
             seconds = time.perf_counter() - started
             errors = sum(o.output_type == "error" for cell in nb.cells if cell.cell_type == "code"
                          for o in cell.outputs)

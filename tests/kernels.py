@@ -6,8 +6,36 @@ by binding and releasing them, and a kernel started at the same moment by anothe
 """
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
+
+
+def kernel_spec(folder: Path, name: str) -> Path:
+    """A kernel spec `name` for this interpreter in `folder`/name (so no other installed "python3" kernel is
+    picked); returns `folder`, the spec folder run_notebook takes."""
+    spec = folder / name
+    spec.mkdir(parents=True, exist_ok=True)
+    (spec / "kernel.json").write_text(json.dumps({
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": name, "language": "python"}))
+    return folder
+
+
+def notebook_env(folder: Path) -> dict[str, str]:
+    """A kernel's environment as a student's runs: one thread, the notebooks' data cache in `folder`/cache, an
+    IPython folder of its own (no startup files of the machine's)."""
+    return dict(os.environ, CAPTIONKIT_CACHE=str(folder / "cache"), OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                PYTHONDONTWRITEBYTECODE="1", IPYTHONDIR=str(folder / "ipython"))
+
+
+def warm_data_cache(env: dict[str, str], cwd: Path) -> None:
+    """Build the notebooks' data cache of `env` once (its one-off encoder training), outside any notebook."""
+    subprocess.run([sys.executable, "-c", "from shared.notebook import notebook_data; notebook_data()"],
+                   env=env, cwd=cwd, check=True, capture_output=True)
 
 
 def run_notebook(nb, *, folder: Path, specs: Path, kernel_name: str, env: dict[str, str], timeout: int):

@@ -10,12 +10,9 @@ written into the repository.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import time
 import types
 from pathlib import Path
@@ -32,7 +29,7 @@ from instructor import notebooks
 from instructor.__main__ import main
 from shared.notebook import setup, start, todo_line
 from shared.parts import BY_MODULE, MODULES
-from tests.kernels import run_notebook
+from tests.kernels import kernel_spec, notebook_env, run_notebook, warm_data_cache
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL = "captionkit-notebook-test"
@@ -171,25 +168,17 @@ def session_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def kernel_env(session_dir) -> dict:
     """The kernel's environment, with the notebooks' data cache warmed once (under a lock) for the session."""
-    # An IPython folder of its own: the kernels must not run startup files another test (or the machine) set up.
-    env = dict(os.environ, CAPTIONKIT_CACHE=str(session_dir / "cache"), OMP_NUM_THREADS="1",
-               MKL_NUM_THREADS="1", PYTHONDONTWRITEBYTECODE="1", IPYTHONDIR=str(session_dir / "ipython"))
+    env = notebook_env(session_dir)
     with open(session_dir / "cache.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        subprocess.run([sys.executable, "-c", "from shared.notebook import notebook_data; notebook_data()"],
-                       env=env, cwd=session_dir, check=True, capture_output=True)
+        warm_data_cache(env, session_dir)
     return env
 
 
 @pytest.fixture(scope="session")
 def kernel_specs(session_dir) -> Path:
     """A kernel spec for this interpreter, so no other installed "python3" kernel is picked."""
-    spec = session_dir / "kernels" / KERNEL
-    spec.mkdir(parents=True, exist_ok=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "captionkit test", "language": "python"}))
-    return spec.parent
+    return kernel_spec(session_dir / "kernels", KERNEL)
 
 
 @pytest.fixture(scope="session")
