@@ -147,6 +147,9 @@ def detect() -> Isolation:
 PID_NAMESPACE = ["--pid", "--fork", "--kill-child", "--mount-proc"]
 # What a worker must be able to do in a candidate isolation: start this Python and import torch.
 PROBE = [sys.executable, "-I", "-c", "import torch"]
+# The worker's program starts with no capability: an empty bounding set (so not even root regains one through a
+# program it runs), no inheritable ones, no_new_privs.
+NO_CAPABILITIES = ["setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
 
 
 def _namespaces() -> tuple[list[str], bool]:
@@ -184,9 +187,15 @@ def _detect(pid: int) -> Isolation:
                              private_tmp=PRIVATE_TMP in net, pid_namespace=pids,
                              note=f"isolation: worker runs as {user.pw_name}, no capabilities, {where}; "
                                   f"{_capabilities()}")
-        return Isolation("process", network_namespace=bool(net), prefix=tuple(net), pid_namespace=pids,
-                         note=f"isolation: separate process with limits ({SANDBOX_USER} cannot run this Python: make "
-                              "the interpreter and its packages readable by other users)")
+        # Without a user to switch to, the worker still runs as root, but with no capability (it reads what root
+        # owns, not what other users keep to themselves, and cannot take over the grader's processes).
+        drop = NO_CAPABILITIES if shutil.which("setpriv") and _run_quietly(net + NO_CAPABILITIES + PROBE) else []
+        return Isolation("process", network_namespace=bool(net), prefix=tuple(net + drop),
+                         private_tmp=PRIVATE_TMP in net, pid_namespace=pids,
+                         note=f"isolation: separate process with limits{', no network' if net else ''}"
+                              f"{', own PID namespace' if pids else ''}{', no capabilities' if drop else ''} "
+                              f"({SANDBOX_USER} cannot run this Python: make the interpreter and its packages "
+                              "readable by other users)")
     return unprivileged()
 
 
@@ -199,8 +208,7 @@ def unprivileged() -> Isolation:
     # Root of its user namespace, the worker would hold every capability there (its init's /proc files, root's once
     # init is not dumpable, would be its own): setpriv empties the bounding set first, so the worker's program starts
     # with none, as the sandbox user does in the root modes.
-    no_capabilities = ["setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"] \
-        if shutil.which("setpriv") else []
+    no_capabilities = NO_CAPABILITIES if shutil.which("setpriv") else []
     for prefix, pids in ((user_net + ["--ipc", "--mount", *PID_NAMESPACE, "--", *no_capabilities], True),
                          (user_net + ["--", *no_capabilities], False)):
         if shutil.which("unshare") and _run_quietly(prefix + PROBE):
