@@ -23,13 +23,13 @@ import torch
 
 from autograder.grader.training import SPECS
 from shared.encoder import CaptionData, load_data
-from shared.metrics import exact_match, failure_counts, retrieval_ranks, style_scores
+from shared.metrics import exact_match, failure_counts, style_scores
 from shared.scenes import make_scenes
 from shared.training import History, make_adam, seed_everything, train
 from shared.vocab import T_MAX, decode_batch, encode_batch
 from solutions import attention, lstm_a, reinforce, stylenet
 from solutions.decoding import beam_search, greedy_decode
-from solutions.show_and_tell import ShowTellLSTM, ShowTellRNN, caption_loss
+from solutions.show_and_tell import ShowTellLSTM, ShowTellRNN, caption_log_probs, caption_loss
 
 BEAM_WIDTHS = (1, 2, 3, 5, 8)
 
@@ -93,6 +93,23 @@ def image_path_gradient(model, data: CaptionData, steps: int = 150, batch_size: 
         opt.step()
     model.eval()
     return trace
+
+
+@torch.no_grad()
+def retrieval_ranks(model, grids: torch.Tensor, tokens: torch.Tensor, targets: list[str], references: list[list[str]],
+                    n_queries: int = 100) -> np.ndarray:
+    """The lecture's text-to-image retrieval (its section 9): for each of the first n_queries target captions, every
+    image ranked by log p(caption | image) (caption_log_probs); the rank (1-based) of the first image the caption
+    describes (any scene it is a reference of is a hit, as in the lecture)."""
+    n = grids.shape[0]
+    if not 1 <= n_queries <= n:
+        raise ValueError(f"n_queries: expected 1..{n}, got {n_queries}")
+    ranks = []
+    for q in range(n_queries):
+        scores = caption_log_probs(model, grids, tokens[q:q + 1].expand(n, -1))
+        hits = [targets[q] in references[j] for j in scores.argsort(descending=True).tolist()]
+        ranks.append(hits.index(True) + 1)
+    return np.array(ranks)
 
 
 def run(out: Path) -> dict:

@@ -1,18 +1,15 @@
-"""Scores for generated captions: exact match, failure breakdown, style rate and content slots, retrieval.
+"""Scores for generated captions: exact match, failure breakdown, style rate and content slots.
 
 The grader scores students' trained models with these functions, never with student code.
 """
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
-import torch
-import torch.nn.functional as F
 
 from shared.captions import FAILURE_KINDS, classify_failure, content_slots, is_styled
-from shared.vocab import PAD
 
 
 def _same_length(name: str, a: Sequence, b: Sequence) -> None:
@@ -61,31 +58,3 @@ def style_scores(captions: Sequence[str], references: Sequence[Sequence[str]]) -
                 all_slots=float(np.mean(full)), per_slot=per_slot.tolist())
 
 
-@torch.no_grad()
-def caption_log_prob(logits_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], grids: torch.Tensor,
-                     tokens: torch.Tensor) -> torch.Tensor:
-    """log p(caption | image) summed over the words under teacher forcing: (N,).
-
-    logits_fn(grids (N, L, D), tokens (N, T)) -> logits (N, T-1, V), e.g. a trained captioner's forward.
-    """
-    logp = F.log_softmax(logits_fn(grids, tokens), -1)
-    target = tokens[:, 1:]
-    mask = (target != PAD).to(logp.dtype)
-    return (logp.gather(-1, target.unsqueeze(-1)).squeeze(-1) * mask).sum(1)
-
-
-@torch.no_grad()
-def retrieval_ranks(logits_fn, grids: torch.Tensor, tokens: torch.Tensor, targets: Sequence[str],
-                    references: Sequence[Sequence[str]], n_queries: int = 100) -> np.ndarray:
-    """Text-to-image retrieval: rank every image by p(caption | image) for each of the first n_queries
-    target captions; the rank (1-based) of the first image the caption correctly describes."""
-    n = grids.shape[0]
-    if not 1 <= n_queries <= n:
-        raise ValueError(f"n_queries: expected 1..{n}, got {n_queries}")
-    ranks = []
-    for q in range(n_queries):
-        scores = caption_log_prob(logits_fn, grids, tokens[q:q + 1].expand(n, -1))
-        order = scores.argsort(descending=True).tolist()
-        hits = [targets[q] in references[j] for j in order]
-        ranks.append(hits.index(True) + 1)
-    return np.array(ranks)

@@ -14,6 +14,12 @@ You write three things, step -> loss -> model:
   2. caption_loss: the teacher-forcing cross-entropy over non-PAD targets.
   3. ShowTellRNN.init_state / step / forward: the decoder around relu_rnn_step.
 ShowTellLSTM (given) is the lecture's counter-example: an LSTM whose initial state holds the image.
+
+Then two analyses of a trained captioner, the lecture's and the lab's:
+  4. Retrieval (the lecture's answer to "caption to image?"): caption_log_probs scores log p(caption | image),
+     retrieval_scores scores every image against every caption, recall_at_k ranks the images for each caption.
+  5. The lab's image controls: zeroed_features and shuffled_features, the inputs of a captioner that cannot
+     see its own image (a captioner that reads the image loses its exact match on both).
 """
 from __future__ import annotations
 
@@ -183,3 +189,123 @@ class ShowTellLSTM(nn.Module):
             state = self.cell(x[:, t], state)
             hs.append(state[0])
         return self.out(torch.stack(hs, 1))
+
+
+def caption_log_probs(model: nn.Module, features: torch.Tensor, captions: torch.Tensor) -> torch.Tensor:
+    """log p(caption | image) of each (image, caption) pair under teacher forcing: the score retrieval ranks by.
+
+    Args:
+        model: a captioner with forward(features, captions) -> logits (N, T-1, V), logits[:, t] scoring the word
+            after captions[:, t] (ShowTellRNN, ShowTellLSTM).
+        features: (N, L, D) annotation grids; features[n] is the image of pair n.
+        captions: (N, T) long token ids, START first, PAD-padded after END; captions[n] is the caption of pair n.
+
+    Returns:
+        (N,) floating tensor (the logits' dtype): entry n is the sum over every t with captions[n, t + 1] != PAD
+        of log_softmax(logits[n, t])[captions[n, t + 1]]. START is given, not scored; END is scored (a caption
+        also says where it stops); PAD is not. A sum, not a mean: the log-probability of the whole caption.
+    """
+    ### BEGIN SOLUTION
+    log_probs = model(features, captions).log_softmax(-1)
+    targets = captions[:, 1:]
+    picked = log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return picked.masked_fill(targets == PAD, 0.0).sum(1)
+    ### END SOLUTION
+
+
+def retrieval_scores(model: nn.Module, features: torch.Tensor, captions: torch.Tensor,
+                     batch_size: int = 4096) -> torch.Tensor:
+    """Every image scored against every caption: scores[i, j] = log p(captions[j] | features[i]).
+
+    Args:
+        model: a captioner, as in caption_log_probs.
+        features: (I, L, D) annotation grids of I images.
+        captions: (C, T) long token ids of C captions.
+        batch_size: about how many pairs to score per call of caption_log_probs (a memory bound; whole rows of C
+            pairs go together).
+
+    Returns:
+        (I, C) floating tensor, every entry computed by caption_log_probs: image i's features paired with caption j.
+        Build the pairs of several images at once (repeat_interleave / repeat), never one pair per call: the
+        trained model's test set has 400 x 400 pairs. Call it under torch.no_grad() when only ranking.
+    """
+    ### BEGIN SOLUTION
+    n_images, n_captions = features.shape[0], captions.shape[0]
+    images_per_batch = max(1, batch_size // max(1, n_captions))
+    rows = []
+    for start in range(0, n_images, images_per_batch):
+        chunk = features[start:start + images_per_batch]
+        pair_features = chunk.repeat_interleave(n_captions, 0)
+        pair_captions = captions.repeat(chunk.shape[0], 1)
+        rows.append(caption_log_probs(model, pair_features, pair_captions).reshape(chunk.shape[0], n_captions))
+    return torch.cat(rows, 0)
+    ### END SOLUTION
+
+
+def recall_at_k(scores: torch.Tensor, k: int) -> float:
+    """Caption-to-image recall@k, the lecture's retrieval: for each caption, rank the images by how well they fit it.
+
+    Args:
+        scores: (N, N) floating tensor from retrieval_scores, scores[i, j] = log p(caption j | image i), where
+            caption j describes image j (the true image of column j is row j).
+        k: an int, 1 <= k <= N.
+
+    Returns:
+        A Python float in [0, 1]: the fraction of captions j whose true image is among the k best of column j.
+        The true image's rank is the number of images i with scores[i, j] >= scores[j, j] (itself included), so
+        a tie counts against it: an image scoring exactly as well ranks ahead. (Another scene with the same
+        caption text is another image and counts as one ahead when it scores higher.)
+
+    Raises:
+        ValueError naming `scores` if it is not a square 2-d tensor; naming `k` if k is not an int in 1..N.
+    """
+    ### BEGIN SOLUTION
+    if not isinstance(scores, torch.Tensor) or scores.dim() != 2 or scores.shape[0] != scores.shape[1]:
+        shape = tuple(scores.shape) if isinstance(scores, torch.Tensor) else type(scores).__name__
+        raise ValueError(f"scores: expected a square (N, N) tensor, got {shape}")
+    n = scores.shape[0]
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= n:
+        raise ValueError(f"k: expected an int in 1..{n}, got {k!r}")
+    ranks = (scores >= scores.diagonal().unsqueeze(0)).sum(0)
+    return (ranks <= k).double().mean().item()
+    ### END SOLUTION
+
+
+def zeroed_features(features: torch.Tensor) -> torch.Tensor:
+    """The lab's first control: no image at all.
+
+    Args:
+        features: (N, ...) image features of N scenes (annotation grids (N, L, D), attribute vectors (N, A)).
+
+    Returns:
+        A new tensor of zeros with the shape, dtype and device of features; features itself is left unchanged.
+    """
+    ### BEGIN SOLUTION
+    return torch.zeros_like(features)
+    ### END SOLUTION
+
+
+def shuffled_features(features: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """The lab's second control: every scene reads another scene's image.
+
+    Args:
+        features: (N, ...) image features of N >= 2 scenes.
+        generator: a CPU torch.Generator; the permutation is drawn from it (the same generator state gives the
+            same result).
+
+    Returns:
+        A new tensor, out[n] = features[perm[n]] for a random permutation perm of 0..N-1 with no fixed point
+        (perm[n] != n for every n): the same shape, dtype and device as features, which is left unchanged.
+
+    Raises:
+        ValueError naming `features` if N < 2 (no other scene to read).
+    """
+    ### BEGIN SOLUTION
+    n = features.shape[0]
+    if n < 2:
+        raise ValueError(f"features: expected at least 2 scenes to shuffle, got {n}")
+    while True:  # a uniform permutation, redrawn until no scene keeps its own (about e = 2.7 draws on average)
+        perm = torch.randperm(n, generator=generator)
+        if bool((perm != torch.arange(n)).all()):
+            return features[perm.to(features.device)]
+    ### END SOLUTION

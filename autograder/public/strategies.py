@@ -292,3 +292,18 @@ def bleu_oracle_corpus(draw, max_sentences: int = 8):
     pairs = [(first, first_refs)]
     pairs += draw(st.lists(bleu_sentence(vocab=6, min_words=4), max_size=max_sentences - 1))
     return _bleu_strings(draw(st.permutations(pairs)))
+
+
+# -- Part 1 (show_and_tell): retrieval and the image controls ----------------------------------------
+
+# (seed, N, T, V, L, D) of a toy captioner (autograder.worker.toys) and N (image, caption) pairs.
+toy_caption_cases = st.tuples(seeds, st.integers(1, 4), st.integers(2, 6), st.integers(4, 8), st.integers(1, 3),
+                              st.integers(1, 3))
+# (seed, I images, C captions, T, V, batch_size) of a retrieval matrix on the toy captioner.
+retrieval_cases = st.tuples(seeds, st.integers(1, 5), st.integers(1, 5), st.integers(2, 5), st.integers(4, 7),
+                            st.integers(1, 12))
+# (seed, N, distinct values (2 or 3: many ties; 0: continuous scores), k before clamping to N) of recall_at_k.
+ranking_cases = st.tuples(seeds, st.integers(1, 6), st.sampled_from([2, 3, 0]), st.integers(1, 6))
+# (seed, N scenes, dtype name, the shape of one scene's features) of the image controls.
+control_cases = st.tuples(seeds, st.integers(2, 6), st.sampled_from(sorted(DTYPES)),
+                          st.sampled_from([(3,), (2, 3), (1, 1)]))

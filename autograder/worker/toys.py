@@ -93,3 +93,36 @@ def greedy_sequence(table: torch.Tensor, context: int, max_len: int) -> list[int
         memory = (memory + tok) % MEMORY
         prev = tok
     return tokens
+
+
+def toy_caption_weights(seed: int, vocab: int, steps: int, grid: int) -> dict[str, torch.Tensor]:
+    """The three float64 tables of a ToyCaptioner: "word" (vocab, vocab), "position" (steps, vocab) and
+    "image" (grid, vocab), grid = L * D, standard normal x 2 so the log-probabilities differ visibly."""
+    g = torch.Generator().manual_seed(seed)
+    return {name: torch.randn(*shape, generator=g, dtype=torch.float64) * 2
+            for name, shape in (("word", (vocab, vocab)), ("position", (steps, vocab)), ("image", (grid, vocab)))}
+
+
+def toy_caption_logits(weights: dict[str, torch.Tensor], features: torch.Tensor,
+                       captions: torch.Tensor) -> torch.Tensor:
+    """Teacher-forced logits (N, T-1, V) of the toy captioner, in float64: word[previous word] + position[t] +
+    (flattened features) @ image. Each pair's logits depend on its own image, its previous word and the step."""
+    inputs = captions[:, :-1]
+    image = features.to(torch.float64).flatten(1) @ weights["image"]
+    return weights["word"][inputs] + weights["position"][:inputs.shape[1]] + image[:, None, :]
+
+
+class ToyCaptioner(torch.nn.Module):
+    """A teacher-forcing captioner over fixed tables (toy_caption_logits), with the forward(features, captions) ->
+    logits (N, T-1, V) that caption_log_probs uses. It records the batch size of every call in `calls`, so a
+    scorer that runs the model once per pair shows."""
+
+    def __init__(self, weights: dict[str, torch.Tensor]):
+        super().__init__()
+        self.tables = torch.nn.ParameterDict({k: torch.nn.Parameter(v.clone(), requires_grad=False)
+                                              for k, v in weights.items()})
+        self.calls: list[int] = []
+
+    def forward(self, features: torch.Tensor, captions: torch.Tensor) -> torch.Tensor:
+        self.calls.append(int(captions.shape[0]))
+        return toy_caption_logits(dict(self.tables), features, captions)

@@ -88,4 +88,104 @@ VARIANTS = [
             "        return F.log_softmax(self.out(h), -1), (h, torch.zeros_like(image_term))",
             "        return [F.log_softmax(self.out(h), -1), (h, torch.zeros_like(image_term))]",
             correct=False, why="returns [log_probs, state], a list, where the decoding protocol returns a tuple"),
+    # Retrieval and the image controls.
+    Variant("show_and_tell", "log_probs_score_start",
+            "    targets = captions[:, 1:]\n    picked = log_probs.gather(-1, targets.unsqueeze(-1))",
+            "    targets = captions[:, :-1]\n    picked = log_probs.gather(-1, targets.unsqueeze(-1))",
+            correct=False, why="scores START and every input word with its own position's logits instead of the next word"),
+    Variant("show_and_tell", "log_probs_score_padding",
+            "    return picked.masked_fill(targets == PAD, 0.0).sum(1)",
+            "    return picked.sum(1)",
+            correct=False, why="PAD after END is scored: longer padding lowers a caption's log-probability"),
+    Variant("show_and_tell", "log_probs_skip_end",
+            "    return picked.masked_fill(targets == PAD, 0.0).sum(1)",
+            "    return picked.masked_fill((targets == PAD) | (targets == END), 0.0).sum(1)",
+            correct=False, why="END is not scored: a caption that should have stopped earlier is not penalised"),
+    Variant("show_and_tell", "log_probs_average_the_words",
+            "    return picked.masked_fill(targets == PAD, 0.0).sum(1)",
+            "    return picked.masked_fill(targets == PAD, 0.0).sum(1) / (targets != PAD).sum(1)",
+            correct=False, why="a mean per word instead of the caption's log-probability"),
+    Variant("show_and_tell", "log_probs_by_cross_entropy",
+            "    log_probs = model(features, captions).log_softmax(-1)\n"
+            "    targets = captions[:, 1:]\n"
+            "    picked = log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)\n"
+            "    return picked.masked_fill(targets == PAD, 0.0).sum(1)\n",
+            "    logits = model(features, captions)\n"
+            "    nll = F.cross_entropy(logits.transpose(1, 2), captions[:, 1:], ignore_index=PAD, reduction='none')\n"
+            "    return -nll.sum(1)\n",
+            correct=True, why="F.cross_entropy with ignore_index and no reduction instead of gather and a mask"),
+    Variant("show_and_tell", "retrieval_scores_pair_by_pair",
+            "        rows.append(caption_log_probs(model, pair_features, pair_captions).reshape(chunk.shape[0], n_captions))",
+            "        rows.append(torch.stack([caption_log_probs(model, pair_features[m:m + 1], pair_captions[m:m + 1])[0]\n"
+            "                                 for m in range(pair_features.shape[0])]).reshape(chunk.shape[0], n_captions))",
+            correct=False, why="runs the model once per pair: right values, minutes on the trained model's 400 x 400 pairs"),
+    Variant("show_and_tell", "retrieval_scores_transposed",
+            "        pair_features = chunk.repeat_interleave(n_captions, 0)\n"
+            "        pair_captions = captions.repeat(chunk.shape[0], 1)",
+            "        pair_features = chunk.repeat(n_captions, 1, 1)\n"
+            "        pair_captions = captions.repeat_interleave(chunk.shape[0], 0)",
+            correct=False, why="pairs caption-major but reshapes image-major: entries land on the wrong (image, caption)"),
+    Variant("show_and_tell", "retrieval_scores_all_pairs_at_once",
+            "    n_images, n_captions = features.shape[0], captions.shape[0]\n"
+            "    images_per_batch = max(1, batch_size // max(1, n_captions))\n"
+            "    rows = []\n"
+            "    for start in range(0, n_images, images_per_batch):\n"
+            "        chunk = features[start:start + images_per_batch]\n"
+            "        pair_features = chunk.repeat_interleave(n_captions, 0)\n"
+            "        pair_captions = captions.repeat(chunk.shape[0], 1)\n"
+            "        rows.append(caption_log_probs(model, pair_features, pair_captions).reshape(chunk.shape[0], n_captions))\n"
+            "    return torch.cat(rows, 0)\n",
+            "    n_images, n_captions = features.shape[0], captions.shape[0]\n"
+            "    pair_features = features[:, None].expand(-1, n_captions, *features.shape[1:]).flatten(0, 1)\n"
+            "    pair_captions = captions[None].expand(n_images, -1, -1).flatten(0, 1)\n"
+            "    return caption_log_probs(model, pair_features, pair_captions).view(n_images, n_captions)\n",
+            correct=True, why="loop-free: every pair in one call by expand and flatten (ignores the memory bound)"),
+    Variant("show_and_tell", "recall_ties_in_favour",
+            "    ranks = (scores >= scores.diagonal().unsqueeze(0)).sum(0)",
+            "    ranks = (scores > scores.diagonal().unsqueeze(0)).sum(0) + 1",
+            correct=False, why="an image scoring exactly as well as the true one ranks behind it: ties flatter the model"),
+    Variant("show_and_tell", "recall_off_by_one_k",
+            "    return (ranks <= k).double().mean().item()",
+            "    return (ranks < k).double().mean().item()",
+            correct=False, why="rank < k: recall@1 is always 0, recall@k is recall@(k-1)"),
+    Variant("show_and_tell", "recall_ranks_captions_per_image",
+            "    ranks = (scores >= scores.diagonal().unsqueeze(0)).sum(0)",
+            "    ranks = (scores >= scores.diagonal().unsqueeze(1)).sum(1)",
+            correct=False, why="ranks the captions of each image (rows) where the lecture ranks the images of each caption"),
+    Variant("show_and_tell", "recall_accepts_any_k",
+            "    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= n:\n"
+            "        raise ValueError(f\"k: expected an int in 1..{n}, got {k!r}\")\n",
+            "",
+            correct=False, why="k = 0 or k > N gives a number instead of an error"),
+    Variant("show_and_tell", "recall_by_argsort",
+            "    ranks = (scores >= scores.diagonal().unsqueeze(0)).sum(0)\n"
+            "    return (ranks <= k).double().mean().item()\n",
+            "    hits = 0\n"
+            "    for j in range(n):\n"
+            "        column = scores[:, j]\n"
+            "        hits += int(torch.count_nonzero(column >= column[j])) <= k\n"
+            "    return hits / n\n",
+            correct=True, why="a loop over the captions counting the images at least as good, instead of one comparison"),
+    Variant("show_and_tell", "zeroed_in_place",
+            "    return torch.zeros_like(features)",
+            "    return features.zero_()",
+            correct=False, why="zeroes the caller's features: every later use of them sees no image"),
+    Variant("show_and_tell", "shuffle_keeps_fixed_points",
+            "        if bool((perm != torch.arange(n)).all()):\n            return features[perm.to(features.device)]",
+            "        return features[perm.to(features.device)]",
+            correct=False, why="a plain random permutation: some scenes keep their own image, so the control leaks"),
+    Variant("show_and_tell", "shuffle_ignores_the_generator",
+            "        perm = torch.randperm(n, generator=generator)",
+            "        perm = torch.arange(n).roll(1)",
+            correct=False, why="always the same rotation: no fixed point, but not drawn from the generator"),
+    Variant("show_and_tell", "shuffle_by_random_cycle",
+            "    while True:  # a uniform permutation, redrawn until no scene keeps its own (about e = 2.7 draws on average)\n"
+            "        perm = torch.randperm(n, generator=generator)\n"
+            "        if bool((perm != torch.arange(n)).all()):\n"
+            "            return features[perm.to(features.device)]\n",
+            "    order = torch.randperm(n, generator=generator)\n"
+            "    source = torch.empty_like(order)\n"
+            "    source[order] = order.roll(-1)  # scene order[m] reads scene order[m + 1]: one cycle through all\n"
+            "    return features[source.to(features.device)]\n",
+            correct=True, why="one random cycle through every scene (not uniform over derangements, but no fixed point)"),
 ]

@@ -1,5 +1,5 @@
-"""Part 1 hidden checks: the ReLU step and the loss on larger inputs, the image entering exactly once, and inputs
-left alone. (The public checks and the helpers both use: autograder/public/checks/show_and_tell.py.)"""
+"""Part 1 hidden checks: the ReLU step and the loss on larger inputs, the image entering exactly once, inputs
+left alone, and the retrieval functions on full-size inputs. (The public checks and the helpers both use: autograder/public/checks/show_and_tell.py.)"""
 from __future__ import annotations
 
 import torch
@@ -8,11 +8,12 @@ from hypothesis import strategies as st
 from torch import nn
 
 from autograder.public.checks import check
-from autograder.public.checks.show_and_tell import (F64, _forward, _loss_inputs,
+from autograder.public.checks.show_and_tell import (F64, _expect_recall, _forward, _loss_inputs,
                                                     _loss_value_and_gradient_property, _model_inputs, _randn,
-                                                    _relu_step_property, _step_inputs)
+                                                    _relu_step_property, _retrieval_property, _step_inputs,
+                                                    ranking_scores)
 from autograder.public.compare import expect, expect_float_tensor, expect_tensor, type_name
-from autograder.public.strategies import PROPERTY, FEW, loss_cases, model_cases, step_cases
+from autograder.public.strategies import PROPERTY, FEW, examples, loss_cases, model_cases, seeds, step_cases
 from shared.vocab import T_MAX, VOCAB_SIZE
 from solutions import show_and_tell as reference
 
@@ -108,3 +109,18 @@ def part_one_functions_leave_their_inputs_unchanged(student, ctx):
         for name, before in tensors.items():
             label = f"parameter {name}" if fn == "parameters" else f"{fn}: input {name} after the call"
             expect_tensor(label, out[fn].get(name), before, rtol=0, atol=0, case=describe)
+
+
+@check()
+def retrieval_on_full_size_inputs(student, ctx):
+    """retrieval_scores at the real vocabulary and caption length, and recall_at_k on larger tied matrices, are right
+    and leave their inputs unchanged."""
+    @examples(5)
+    @given(st.tuples(seeds, st.integers(8, 24), st.integers(8, 24), st.just(T_MAX), st.just(VOCAB_SIZE),
+                     st.integers(1, 200)),
+           st.tuples(seeds, st.integers(10, 40), st.sampled_from([2, 3, 0]), st.integers(1, 40)))
+    def prop(retrieval_case, ranking_case):
+        _retrieval_property(student, retrieval_case, locs=4, d=3)
+        seed, n, distinct, k = ranking_case
+        _expect_recall(student, ranking_scores(seed, n, distinct), min(k, n), f"scores ({n}, {n}), seed={seed}")
+    prop()

@@ -1,7 +1,9 @@
 """Part 1 public checks: the ReLU step against nn.RNNCell, the masked loss against an enumerated oracle, the
 captioner's init_state and step against their closed forms, forward against nn.RNN and against nn.RNNCell unrolled with
 the image at the first step, and the student's own step-by-step decoding against the student's own forward (weights
-injected by the grader, so nothing depends on how the student's model was initialised). (The part's hidden checks:
+injected by the grader, so nothing depends on how the student's model was initialised); then the retrieval functions
+on a toy captioner whose logits the grader computes itself (autograder.worker.toys), recall@k against the enumerated
+rank of each true image, and the lab's image controls. (The part's hidden checks:
 autograder/grader/checks/show_and_tell.py; its training check: autograder/grader/training.py.)
 
 Expected values are computed here in float64: by nn.RNNCell / nn.RNN with explicitly injected weights, or by
@@ -11,17 +13,20 @@ dtype) and, for relu_rnn_step, also in float64, where the tolerance tightens whe
 from __future__ import annotations
 
 import math
+import re
 
 import torch
 import torch.nn.functional as F
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from torch import nn
 
 from autograder.public.checks import check
 from autograder.public.compare import (CheckFailed, Tolerance, expect, expect_close, expect_float_tensor, expect_tensor,
                                        expect_tuple, type_name)
-from autograder.public.strategies import DTYPES, FEW, loss_cases, model_cases, step_cases
+from autograder.public.strategies import (DTYPES, FEW, control_cases, loss_cases, model_cases, ranking_cases,
+                                          retrieval_cases, step_cases, tensor, toy_caption_cases)
+from autograder.worker.toys import toy_caption_logits, toy_caption_weights
 from shared.vocab import END, PAD, START
 
 F64 = torch.float64
@@ -380,4 +385,338 @@ def step_by_step_decoding_equals_teacher_forcing(student, ctx):
             expect_tensor(f"your step-by-step decoding (init_state, then step on captions[:, {t}]) disagrees with "
                           f"log_softmax of your forward(features, captions)[:, {t}]", stepped[:, t], forward[:, t],
                           rtol=rtol, atol=atol, case=describe)
+    prop()
+
+
+# -- retrieval: log p(caption | image), every image against every caption, recall@k -------------------------------
+
+def enumerated_log_probs(logits: torch.Tensor, captions: torch.Tensor) -> torch.Tensor:
+    """(N,) float64, term by term: the sum over every t with captions[n, t + 1] != PAD of
+    log_softmax(logits[n, t])[captions[n, t + 1]] (START given, END scored, PAD not)."""
+    log_probs = logits.to(F64).log_softmax(-1)
+    out = torch.zeros(captions.shape[0], dtype=F64)
+    for n in range(captions.shape[0]):
+        for t in range(captions.shape[1] - 1):
+            y = int(captions[n, t + 1])
+            if y != PAD:
+                out[n] += log_probs[n, t, y]
+    return out
+
+
+def _log_prob_symptom(got: torch.Tensor, logits: torch.Tensor, captions: torch.Tensor) -> str:
+    """The usual convention slips, each computed here: the one `got` matches, named by its symptom ('' if none)."""
+    lp = logits.to(F64).log_softmax(-1)
+    nxt, cur = captions[:, 1:], captions[:, :-1]
+    of_next = torch.take_along_dim(lp, nxt[..., None], -1)[..., 0]
+    of_current = torch.take_along_dim(lp, cur[..., None], -1)[..., 0]
+    scored = nxt != PAD
+    slips = {
+        "PAD targets are scored too (padding after END must add nothing)": of_next.sum(1),
+        "END is not scored (the caption must also predict where it stops)": (of_next * (scored & (nxt != END))).sum(1),
+        "the scored words are averaged, not summed (a caption's log-probability is the sum over its words)":
+            (of_next * scored).sum(1) / scored.sum(1).clamp(min=1),
+        "each word is scored by the logits of its own position instead of the position before it (START is given, "
+        "the first scored word is captions[:, 1])": (of_current * (cur != PAD)).sum(1),
+    }
+    got = got.detach().to(F64)
+    for symptom, value in slips.items():
+        if got.shape == value.shape and torch.allclose(got, value, rtol=1e-4, atol=1e-4):
+            return f" ({symptom})"
+    return ""
+
+
+def _toy_pairs(case, extra_steps: int = 0):
+    seed, n, t, v, locs, d = case
+    weights = toy_caption_weights(seed, v, t + extra_steps, locs * d)
+    g = torch.Generator().manual_seed(seed + 1)
+    features = _randn(g, n, locs, d)
+    captions = random_captions(g, n, t, v)
+    describe = (f"a toy captioner (logits[n, t] = word[captions[n, t]] + position[t] + flattened features[n] @ W, "
+                f"V={v}), features ({n}, {locs}, {d}) float64, captions {captions.tolist()}, seed={seed}")
+    return weights, features, captions, describe, g
+
+
+def _toy_log_probs(student, weights, features, captions):
+    return student.call("show_and_tell.log_probs_on_toy", weights=weights, features=features, captions=captions)
+
+
+def _expect_pair_log_probs(name: str, got, logits: torch.Tensor, captions: torch.Tensor, inputs: torch.dtype,
+                           case: str) -> None:
+    expected = enumerated_log_probs(logits, captions)
+    got = expect_float_tensor(name, got, tuple(expected.shape), case)
+    tol = MODEL_TOL.for_dtypes(inputs, got.dtype)
+    if not torch.allclose(got.to(F64), expected, rtol=tol.rtol, atol=tol.atol):
+        name += _log_prob_symptom(got, logits, captions)
+    expect_close(name, got, expected, MODEL_TOL, inputs=inputs, case=case)
+
+
+@check()
+def caption_log_probs_sums_the_scored_words(student, ctx):
+    """caption_log_probs is the teacher-forced sum of log p(next word) over non-PAD targets (END scored, START not)."""
+    @FEW
+    @given(toy_caption_cases, st.integers(1, 4), st.integers(1, 6))
+    @example((0, 2, 5, 6, 1, 2), 2, 3)
+    def prop(case, hidden, e):
+        weights, features, captions, describe, _ = _toy_pairs(case)
+        got = _toy_log_probs(student, weights, features, captions)
+        _expect_pair_log_probs("caption_log_probs(model, features, captions)", got,
+                               toy_caption_logits(weights, features, captions), captions, F64, describe)
+        # The given LSTM captioner, float32: the sum must follow that model's own forward too.
+        seed, n, t, v, locs, d = case
+        sizes = {"n_vocab": v, "D": d, "L": locs, "E": e, "H": hidden, "DV": 3}
+        out = student.call("show_and_tell.log_probs_on_lstm", sizes=sizes, seed=seed, features=features.float(),
+                           captions=captions)
+        expect(isinstance(out, dict), f"unexpected result {type_name(out)}", describe)
+        lstm = (f"ShowTellLSTM({', '.join(f'{k}={x}' for k, x in sizes.items())}) initialised from "
+                f"torch.manual_seed({seed}), features ({n}, {locs}, {d}) float32, captions {captions.tolist()}")
+        logits = expect_float_tensor("ShowTellLSTM forward(features, captions)", out["logits"], (n, t - 1, v), lstm)
+        _expect_pair_log_probs("caption_log_probs(ShowTellLSTM, features, captions)", out["log_probs"], logits,
+                               captions, torch.float32, lstm)
+    prop()
+
+
+@check()
+def caption_log_probs_ignores_padding_and_reads_each_pairs_image(student, ctx):
+    """Appended PAD columns change nothing; reordering the pairs reorders the scores; a new image changes its score."""
+    @FEW
+    @given(toy_caption_cases, st.integers(1, 3))
+    @example((0, 3, 4, 6, 1, 2), 2)
+    def prop(case, extra):
+        weights, features, captions, describe, g = _toy_pairs(case, extra_steps=extra)
+        n = captions.shape[0]
+        base = expect_float_tensor("caption_log_probs(model, features, captions)",
+                                   _toy_log_probs(student, weights, features, captions), (n,), describe)
+        tol = MODEL_TOL.for_dtypes(F64, base.dtype)
+
+        def same(label: str, got, expected: torch.Tensor) -> None:
+            got = expect_float_tensor(label, got, (n,), describe)
+            expect_tensor(label, got, expected, rtol=tol.rtol, atol=tol.atol, case=describe, check_dtype=False)
+        longer = torch.cat([captions, torch.full((n, extra), PAD, dtype=torch.long)], 1)
+        same(f"caption_log_probs with {extra} all-PAD column(s) appended to captions (expected: the scores without "
+             "them)", _toy_log_probs(student, weights, features, longer), base)
+        flip = torch.arange(n - 1, -1, -1)
+        same("caption_log_probs with the pairs in reverse order (expected: the same scores, reversed: each pair is "
+             "scored on its own image and caption)", _toy_log_probs(student, weights, features[flip], captions[flip]),
+             base[flip])
+        other = features.clone()
+        other[0] = _randn(g, *features.shape[1:])
+        same("caption_log_probs with only the first pair's image replaced (expected: that pair's score changes as "
+             "the model's log-probabilities say, the others stay)", _toy_log_probs(student, weights, other, captions),
+             enumerated_log_probs(toy_caption_logits(weights, other, captions), captions))
+    prop()
+
+
+@check()
+def retrieval_scores_pair_every_image_with_every_caption(student, ctx):
+    """retrieval_scores[i, j] is your caption_log_probs of image i with caption j, scored in batches (not per pair)."""
+    @FEW
+    @given(retrieval_cases)
+    @example((0, 3, 2, 4, 5, 2))
+    def prop(case):
+        _retrieval_property(student, case, locs=2, d=2)
+    prop()
+
+
+def _retrieval_property(student, case, locs: int, d: int) -> None:
+    """retrieval_scores against the student's own caption_log_probs of every pair, built here (image-major)."""
+    seed, n_images, n_captions, t, v, batch_size = case
+    weights = toy_caption_weights(seed, v, t, locs * d)
+    g = torch.Generator().manual_seed(seed + 1)
+    features = _randn(g, n_images, locs, d)
+    captions = random_captions(g, n_captions, t, v)
+    describe = (f"a toy captioner (V={v}), features ({n_images}, {locs}, {d}) float64, captions ({n_captions}, {t}) "
+                f"{captions.tolist()}, batch_size={batch_size}, seed={seed}")
+    pairs = _toy_log_probs(student, weights, features.repeat_interleave(n_captions, 0),
+                           captions.repeat(n_images, 1))
+    pairs = expect_float_tensor("caption_log_probs on every (image, caption) pair", pairs,
+                                (n_images * n_captions,), describe).reshape(n_images, n_captions)
+    out = student.call("show_and_tell.retrieval_on_toy", weights=weights, features=features, captions=captions,
+                       batch_size=batch_size)
+    expect(isinstance(out, dict), f"unexpected result {type_name(out)}", describe)
+    got = out["scores"]
+    if (isinstance(got, torch.Tensor) and n_images != n_captions
+            and tuple(got.shape) == (n_captions, n_images)):
+        expect(False, f"retrieval_scores: expected shape ({n_images}, {n_captions}) (rows are the images, columns the "
+               f"captions), got ({n_captions}, {n_images})", describe)
+    got = expect_float_tensor("retrieval_scores(model, features, captions)", got, (n_images, n_captions), describe)
+    tol = MODEL_TOL.for_dtypes(F64, got.dtype)
+    if (n_images == n_captions > 1 and not torch.allclose(got.to(F64), pairs.to(F64), rtol=tol.rtol, atol=tol.atol)
+            and torch.allclose(got.T.to(F64), pairs.to(F64), rtol=tol.rtol, atol=tol.atol)):
+        expect(False, "retrieval_scores: entry [i, j] holds caption i on image j; expected image i with caption j "
+               "(rows are the images)", describe)
+    expect_tensor("retrieval_scores(model, features, captions) (expected: your caption_log_probs of image i with "
+                  "caption j at [i, j])", got, pairs, rtol=tol.rtol, atol=tol.atol, case=describe, check_dtype=False)
+    calls = out["calls"]
+    expect(n_images * n_captions == 1 or max(calls, default=0) > 1,
+           f"retrieval_scores ran the model {len(calls)} times, one pair each: score many pairs per call (the trained "
+           f"model's 400 x 400 pairs one at a time take minutes)", describe)
+    expect_tensor("retrieval_scores: input features after the call", out["features_after"], features, rtol=0, atol=0,
+                  case=describe)
+    expect_tensor("retrieval_scores: input captions after the call", out["captions_after"], captions, rtol=0, atol=0,
+                  case=describe)
+
+
+def ranking_scores(seed: int, n: int, distinct: int) -> torch.Tensor:
+    """(n, n) float64 scores: integers 0..distinct-1 (many ties), or standard normal values when distinct is 0."""
+    g = torch.Generator().manual_seed(seed)
+    if distinct == 0:
+        return torch.randn(n, n, generator=g, dtype=F64)
+    return torch.randint(0, distinct, (n, n), generator=g).to(F64)
+
+
+def enumerated_recall(scores: torch.Tensor, k: int, ties_count_against: bool = True) -> float:
+    """Caption-to-image recall@k, column by column: the true image j of caption j ranks after every image that
+    scores at least as well (or, ties_count_against=False, strictly better)."""
+    n = scores.shape[0]
+    hits = 0
+    for j in range(n):
+        true = scores[j, j].item()
+        ahead = sum(1 for i in range(n) if i != j and (scores[i, j].item() >= true if ties_count_against
+                                                        else scores[i, j].item() > true))
+        hits += ahead + 1 <= k
+    return hits / n
+
+
+def _recall(student, scores: torch.Tensor, k) -> dict:
+    out = student.call("show_and_tell.recall", scores=scores, k=k)
+    expect(isinstance(out, dict) and ("returned" in out or "raised" in out), f"unexpected result {type_name(out)}")
+    return out
+
+
+def _recall_symptom(got: float, scores: torch.Tensor, k: int) -> str:
+    """The usual slips, each computed here: the one `got` matches, named by its symptom ('' if none)."""
+    slips = [("ties are counted in the true image's favour; a tie must count against it",
+              enumerated_recall(scores, k, ties_count_against=False)),
+             ("the true image counts only within the first k - 1 (rank < k where rank <= k is meant)",
+              enumerated_recall(scores, k - 1) if k > 1 else 0.0),
+             ("images are ranked per row (captions for an image); the contract ranks each column (images for a "
+              "caption)", enumerated_recall(scores.T.contiguous(), k))]
+    for symptom, value in slips:
+        if abs(got - value) <= 1e-9:
+            return f" ({symptom})"
+    return ""
+
+
+def _expect_recall(student, scores: torch.Tensor, k: int, describe: str) -> None:
+    out = _recall(student, scores, k)
+    call = f"recall_at_k(scores, k={k})"
+    expect("raised" not in out, f"{call} raised {out.get('raised')}: {out.get('message')}", describe)
+    got = out["returned"]
+    expect(isinstance(got, (int, float)) and not isinstance(got, bool),
+           f"{call}: expected a Python float, got {type_name(got)}", describe)
+    expected = enumerated_recall(scores, k)
+    if abs(got - expected) > 1e-9:
+        expect(False, f"{call}: expected {expected:.6g}, got {got:.6g}{_recall_symptom(got, scores, k)}", describe)
+    expect_tensor(f"{call}: input scores after the call", out["scores_after"], scores, rtol=0, atol=0, case=describe)
+
+
+def _expect_value_error(student, scores, k, argument: str, describe: str) -> None:
+    out = _recall(student, scores, k)
+    call = f"recall_at_k(scores of shape {tuple(scores.shape)}, k={k!r})"
+    expect("raised" in out, f"{call}: expected a ValueError naming {argument}, but it returned {out.get('returned')!r}",
+           describe)
+    expect(out["raised"] == "ValueError", f"{call}: expected a ValueError naming {argument}, got {out['raised']}",
+           describe)
+    expect(re.search(rf"\b{argument}\b", out.get("message", "")) is not None,
+           f"{call}: the ValueError's message does not name the argument {argument!r}: {out.get('message')!r}",
+           describe)
+
+
+@check()
+def recall_at_k_counts_ties_against_the_true_image(student, ctx):
+    """recall_at_k is the share of captions whose image ranks in the top k of its column, ties against it; bad k or
+    a non-square matrix raise ValueError."""
+    @FEW
+    @given(ranking_cases)
+    @example((0, 4, 2, 1))
+    def prop(case):
+        seed, n, distinct, k = case
+        k = min(k, n)
+        scores = ranking_scores(seed, n, distinct)
+        describe = f"scores {scores.tolist()}, seed={seed}"
+        _expect_recall(student, scores, k, describe)
+        _expect_value_error(student, scores, 0, "k", describe)
+        _expect_value_error(student, scores, n + 1, "k", describe)
+        _expect_value_error(student, scores, float(k), "k", describe)
+        _expect_value_error(student, torch.cat([scores, scores[:1]], 0), k, "scores", describe + ", one row repeated")
+    prop()
+
+
+# -- the lab's image controls ----------------------------------------------------------------------
+
+def _controls(student, features: torch.Tensor, seeds: list[int], describe: str) -> dict:
+    out = student.call("show_and_tell.controls", features=features, seeds=seeds)
+    expect(isinstance(out, dict) and isinstance(out.get("shuffled"), list) and len(out["shuffled"]) == len(seeds),
+           f"unexpected result {type_name(out)}", describe)
+    return out
+
+
+def _returned(name: str, outcome: dict, features: torch.Tensor, describe: str) -> torch.Tensor:
+    """What a control returned: a tensor of the features' shape, dtype and device."""
+    expect("raised" not in outcome, f"{name} raised {outcome.get('raised')}: {outcome.get('message')}", describe)
+    got = outcome["returned"]
+    expect(isinstance(got, torch.Tensor), f"{name}: expected a tensor, got {type_name(got)}", describe)
+    expect(tuple(got.shape) == tuple(features.shape),
+           f"{name}: expected shape {tuple(features.shape)}, got {tuple(got.shape)}", describe)
+    expect(got.dtype == features.dtype, f"{name}: expected dtype {features.dtype}, got {got.dtype}", describe)
+    expect(got.device == features.device, f"{name}: expected device {features.device}, got {got.device}", describe)
+    return got
+
+
+def shuffle_permutation(name: str, got: torch.Tensor, features: torch.Tensor, describe: str) -> list[int]:
+    """Which scene's features each row of `got` holds (features has distinct rows), checked to be a permutation of
+    the scenes with no scene keeping its own."""
+    n = features.shape[0]
+    perm = []
+    for row in range(n):
+        match = [m for m in range(n) if torch.equal(got[row], features[m])]
+        expect(len(match) == 1, f"{name}: row {row} is not any scene's features (expected every row to be one "
+               "scene's features, unchanged)", describe)
+        perm.append(match[0])
+    expect(sorted(perm) == list(range(n)), f"{name}: some scene's features appear twice and another's not at all "
+           f"(rows hold scenes {perm}; expected a permutation)", describe)
+    kept = [row for row in range(n) if perm[row] == row]
+    expect(not kept, f"{name}: scene(s) {kept} kept their own features (rows hold scenes {perm}; every scene must read "
+           "another scene's image)", describe)
+    return perm
+
+
+@check()
+def image_controls_hide_each_scenes_own_image(student, ctx):
+    """zeroed_features gives zeros; shuffled_features gives every scene another scene's features (a permutation with
+    no fixed point, drawn from the generator); neither changes its input."""
+    @FEW
+    @given(control_cases)
+    @example((0, 2, "float32", (3,)))
+    def prop(case):
+        seed, n, dtype, rest = case
+        features = tensor(seed, n, *rest).to(DTYPES[dtype])
+        seeds = [seed + i for i in range(8)]
+        describe = (f"features ({', '.join(map(str, (n, *rest)))}) {dtype} standard normal, seed={seed}, "
+                    f"generators torch.Generator().manual_seed(s) for s in {seeds}")
+        out = _controls(student, features, seeds, describe)
+        zeroed = _returned("zeroed_features(features)", out["zeroed"], features, describe)
+        expect(not bool(zeroed.any()), "zeroed_features(features): not all zeros", describe)
+        perms = []
+        for s, outcome in zip(seeds, out["shuffled"]):
+            name = f"shuffled_features(features, generator seeded {s})"
+            perms.append(shuffle_permutation(name, _returned(name, outcome, features, describe), features, describe))
+        again = _returned(f"shuffled_features(features, generator seeded {seeds[0]}) called again", out["again"],
+                          features, describe)
+        expect(torch.equal(again, out["shuffled"][0]["returned"]),
+               f"shuffled_features: the same generator seed ({seeds[0]}) gave two different shuffles (draw the "
+               "permutation from the generator only)", describe)
+        # With 4 or more scenes there are at least 9 permutations without a fixed point: eight draws from the
+        # generator all giving the same one (probability under 1e-6) mean the generator is not used.
+        expect(n < 4 or len({tuple(p) for p in perms}) > 1,
+               f"shuffled_features: eight different generator seeds all gave the same shuffle {perms[0]} (the "
+               "permutation must be drawn from the generator)", describe)
+        expect_tensor("features after zeroed_features and shuffled_features (they must not change their input)",
+                      out["features_after"], features, rtol=0, atol=0, case=describe)
+        single = features[:1].clone()
+        one = _controls(student, single, [seed], describe + ", then features[:1] alone")["shuffled"][0]
+        expect(one.get("raised") == "ValueError" and re.search(r"\bfeatures\b", one.get("message", "")) is not None,
+               "shuffled_features on a single scene: expected a ValueError naming features (no other scene to read), "
+               + (f"got {one['raised']}: {one.get('message')!r}" if "raised" in one else "but it returned normally"),
+               describe)
     prop()

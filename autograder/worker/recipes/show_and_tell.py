@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from autograder.worker.recipes import image_controls, judged_epochs, load_split, recipe, reference, report_extra
+from autograder.worker.toys import ToyCaptioner
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
 
@@ -82,6 +83,59 @@ def inputs_after_calls(student, sizes, weights, x, h, W_xh, W_hh, b, image_term,
             "ShowTellRNN": {"features": features, "captions": captions, "tokens": tokens, "state[0]": state[0],
                             "state[1]": state[1]},
             "parameters": {name: p.detach() for name, p in model.named_parameters()}}
+
+
+def _outcome(call) -> dict:
+    """{"returned": call()} or, when it raises, {"raised": the exception's type name, "message": its text}."""
+    try:
+        return {"returned": call()}
+    except Exception as exc:  # noqa: BLE001 (the verdict is the exception's type and message)
+        return {"raised": type(exc).__name__, "message": str(exc)[:500]}
+
+
+@recipe()
+def log_probs_on_toy(student, weights, features, captions):
+    """caption_log_probs on the toy captioner (autograder.worker.toys.ToyCaptioner) with these tables."""
+    with torch.no_grad():
+        return student.caption_log_probs(ToyCaptioner(weights), features, captions)
+
+
+@recipe()
+def log_probs_on_lstm(student, sizes, seed, features, captions):
+    """caption_log_probs on the given ShowTellLSTM of these sizes, initialised from `seed`, and that model's
+    own forward logits on the same pairs."""
+    torch.manual_seed(seed)
+    model = student.ShowTellLSTM(**sizes)
+    with torch.no_grad():
+        return {"log_probs": student.caption_log_probs(model, features, captions), "logits": model(features, captions)}
+
+
+@recipe()
+def retrieval_on_toy(student, weights, features, captions, batch_size):
+    """retrieval_scores on the toy captioner; also the batch size of every call of the model, and the inputs
+    afterwards (they must be unchanged)."""
+    model = ToyCaptioner(weights)
+    with torch.no_grad():
+        scores = student.retrieval_scores(model, features, captions, batch_size=batch_size)
+    return {"scores": scores, "calls": list(model.calls), "features_after": features, "captions_after": captions}
+
+
+@recipe()
+def recall(student, scores, k):
+    """recall_at_k(scores, k): what it returned, or the type and message of what it raised; and scores afterwards."""
+    return {**_outcome(lambda: student.recall_at_k(scores, k)), "scores_after": scores}
+
+
+@recipe()
+def controls(student, features, seeds):
+    """zeroed_features(features), then shuffled_features(features, generator) with a fresh generator from each
+    seed, then once more from seeds[0]; and features afterwards (they must be unchanged)."""
+    zeroed = _outcome(lambda: student.zeroed_features(features))
+
+    def shuffled(seed):
+        return _outcome(lambda: student.shuffled_features(features, torch.Generator().manual_seed(seed)))
+    return {"zeroed": zeroed, "shuffled": [shuffled(s) for s in seeds], "again": shuffled(seeds[0]),
+            "features_after": features}
 
 
 @recipe()
