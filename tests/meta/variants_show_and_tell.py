@@ -105,15 +105,6 @@ VARIANTS = [
             "    return picked.masked_fill(targets == PAD, 0.0).sum(1)",
             "    return picked.masked_fill(targets == PAD, 0.0).sum(1) / (targets != PAD).sum(1)",
             correct=False, why="a mean per word instead of the caption's log-probability"),
-    Variant("show_and_tell", "log_probs_by_cross_entropy",
-            "    log_probs = model(features, captions).log_softmax(-1)\n"
-            "    targets = captions[:, 1:]\n"
-            "    picked = log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)\n"
-            "    return picked.masked_fill(targets == PAD, 0.0).sum(1)\n",
-            "    logits = model(features, captions)\n"
-            "    nll = F.cross_entropy(logits.transpose(1, 2), captions[:, 1:], ignore_index=PAD, reduction='none')\n"
-            "    return -nll.sum(1)\n",
-            correct=True, why="F.cross_entropy with ignore_index and no reduction instead of gather and a mask"),
     Variant("show_and_tell", "retrieval_scores_pair_by_pair",
             "        rows.append(caption_log_probs(model, pair_features, pair_captions).reshape(chunk.shape[0], n_captions))",
             "        rows.append(torch.stack([caption_log_probs(model, pair_features[m:m + 1], pair_captions[m:m + 1])[0]\n"
@@ -157,15 +148,6 @@ VARIANTS = [
             "        raise ValueError(f\"k: expected an int in 1..{n}, got {k!r}\")\n",
             "",
             correct=False, why="k = 0 or k > N gives a number instead of an error"),
-    Variant("show_and_tell", "recall_by_argsort",
-            "    ranks = (scores >= scores.diagonal().unsqueeze(0)).sum(0)\n"
-            "    return (ranks <= k).double().mean().item()\n",
-            "    hits = 0\n"
-            "    for j in range(n):\n"
-            "        column = scores[:, j]\n"
-            "        hits += int(torch.count_nonzero(column >= column[j])) <= k\n"
-            "    return hits / n\n",
-            correct=True, why="a loop over the captions counting the images at least as good, instead of one comparison"),
     Variant("show_and_tell", "zeroed_in_place",
             "    return torch.zeros_like(features)",
             "    return features.zero_()",
