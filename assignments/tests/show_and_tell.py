@@ -86,12 +86,12 @@ def retrieval_scores_pair_every_image_with_every_caption(show_and_tell):
 
 
 # check 1.17
-@test_case(name='recall_at_k_counts_ties_against_the_true_image', points=1.0, failure_message='recall_at_k is the share of captions whose image ranks in the top k of its column, ties against it; bad k or')
+@test_case(name='recall_at_k_counts_ties_against_the_true_image', points=1.0, failure_message='recall_at_k: the share of captions whose own image is in the top k of their column, ties counted against it.')
 def recall_at_k_counts_ties_against_the_true_image(show_and_tell):
     checks.verify('recall_at_k_counts_ties_against_the_true_image', show_and_tell)
 
 
 # check 1.18
-@test_case(name='image_controls_hide_each_scenes_own_image', points=1.0, failure_message="zeroed_features gives zeros; shuffled_features gives every scene another scene's features (a permutation with")
+@test_case(name='image_controls_hide_each_scenes_own_image', points=1.0, failure_message="zeroed_features gives zeros; shuffled_features gives each scene another's features, drawn from a generator.")
 def image_controls_hide_each_scenes_own_image(show_and_tell):
     checks.verify('image_controls_hide_each_scenes_own_image', show_and_tell)

@@ -72,7 +72,6 @@ print(f"{int((captions[:, 1:] != PAD).sum())} real targets out of {captions[:, 1
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
 
 from shared.notebook import NOTEBOOK_EPOCHS, notebook_data
 from shared.plotting import loss_curves, scene_grid

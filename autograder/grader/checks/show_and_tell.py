@@ -1,5 +1,6 @@
 """Part 1 hidden checks: the ReLU step and the loss on larger inputs, the image entering exactly once, inputs
-left alone, and the retrieval functions on full-size inputs. (The public checks and the helpers both use: autograder/public/checks/show_and_tell.py.)"""
+left alone, and the retrieval functions on full-size inputs. (The public checks and the helpers both use:
+autograder/public/checks/show_and_tell.py.)"""
 from __future__ import annotations
 
 import torch
@@ -113,8 +114,7 @@ def part_one_functions_leave_their_inputs_unchanged(student, ctx):
 
 @check()
 def retrieval_on_full_size_inputs(student, ctx):
-    """retrieval_scores at the real vocabulary and caption length, and recall_at_k on larger tied matrices, are right
-    and leave their inputs unchanged."""
+    """retrieval_scores at full size and recall_at_k on larger tied matrices are right and leave their inputs alone."""
     @examples(5)
     @given(st.tuples(seeds, st.integers(8, 24), st.integers(8, 24), st.just(T_MAX), st.just(VOCAB_SIZE),
                      st.integers(1, 200)),

@@ -624,8 +624,9 @@ def _expect_value_error(student, scores, k, argument: str, describe: str) -> Non
 
 @check()
 def recall_at_k_counts_ties_against_the_true_image(student, ctx):
-    """recall_at_k is the share of captions whose image ranks in the top k of its column, ties against it; bad k or
-    a non-square matrix raise ValueError."""
+    """recall_at_k: the share of captions whose own image is in the top k of their column, ties counted against it.
+
+    A bad k or a non-square matrix raises a ValueError naming the argument."""
     @FEW
     @given(ranking_cases)
     @example((0, 4, 2, 1))
@@ -685,8 +686,9 @@ def shuffle_permutation(name: str, got: torch.Tensor, features: torch.Tensor, de
 
 @check()
 def image_controls_hide_each_scenes_own_image(student, ctx):
-    """zeroed_features gives zeros; shuffled_features gives every scene another scene's features (a permutation with
-    no fixed point, drawn from the generator); neither changes its input."""
+    """zeroed_features gives zeros; shuffled_features gives each scene another's features, drawn from a generator.
+
+    The shuffle is a permutation of the scenes with no fixed point; neither function changes its input."""
     @FEW
     @given(control_cases)
     @example((0, 2, "float32", (3,)))
