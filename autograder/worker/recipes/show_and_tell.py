@@ -132,13 +132,14 @@ def recall(student, scores, k):
 @recipe()
 def controls(student, features, seeds):
     """zeroed_features(features), then shuffled_features(features, generator) with a fresh generator from each
-    seed, then once more from seeds[0]; and features afterwards (they must be unchanged)."""
+    seed, then once more from seeds[0]; and features after the first call and after all (they must be unchanged)."""
     zeroed = _outcome(lambda: student.zeroed_features(features))
+    after_zeroed = features.clone()
 
     def shuffled(seed):
         return _outcome(lambda: student.shuffled_features(features, torch.Generator().manual_seed(seed)))
-    return {"zeroed": zeroed, "shuffled": [shuffled(s) for s in seeds], "again": shuffled(seeds[0]),
-            "features_after": features}
+    return {"zeroed": zeroed, "features_after_zeroed": after_zeroed, "shuffled": [shuffled(s) for s in seeds],
+            "again": shuffled(seeds[0]), "features_after": features}
 
 
 @recipe()
