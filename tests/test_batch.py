@@ -316,7 +316,8 @@ def test_each_submission_has_a_staff_view_for_the_staff_alone(graded):
     staff = out / "=HYPERLINK(1)" / "staff.txt"
     assert stat.S_IMODE(staff.stat().st_mode) == 0o600
     text = staff.read_text()
-    assert text.startswith("Staff view of =HYPERLINK(1): 0 / 121") and "Never give this file to a student" in text
+    full = sum(e.points for checks in rubric_mod.load().values() for e in checks.values())
+    assert text.startswith(f"Staff view of =HYPERLINK(1): 0 / {full:g}") and "Never give this file to a student" in text
     assert "3.1 bleu.ngram_counts_is_the_counter_of_ngrams (public, 0 of 1)" in text
     assert re.search(r"3\.\d+ bleu\.\w+ \(hidden, 0 of \d+\)", text), text[:3000]
     assert 'File "bleu.py", line' in text                      # the traceback in the student's file
