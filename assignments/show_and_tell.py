@@ -204,8 +204,9 @@ def retrieval_scores(model: nn.Module, features: torch.Tensor, captions: torch.T
 
     Returns:
         (I, C) floating tensor, every entry computed by caption_log_probs: image i's features paired with caption j.
-        Build the pairs of several images at once (repeat_interleave / repeat), never one pair per call: the
-        trained model's test set has 400 x 400 pairs. Call it under torch.no_grad() when only ranking.
+        Build the pairs of several images at once (repeat_interleave / repeat), never one pair per call: after the
+        deadline the grader ranks about 200 hidden scenes (200 x 200 pairs) with your trained model and stops the
+        model after 20 s. Call it under torch.no_grad() when only ranking.
     """
     # TODO (Part 1): implement retrieval_scores
     raise NotImplementedError("Part 1 (show_and_tell): retrieval_scores is not implemented yet")

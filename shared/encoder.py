@@ -95,6 +95,7 @@ class CaptionData:
     encoder_accuracy: float          # test fraction of scenes with all 7 attributes right
     encoder_cpu_seconds: float
     cache_file: Path | None = None   # the file holding the encoder outputs (tr_grid, tr_attr, te_grid, te_attr)
+    retrieval: Split | None = None   # a third split of its own seed (load_data's retrieval_seed), else None
 
 
 def cache_dir() -> Path:
@@ -103,19 +104,28 @@ def cache_dir() -> Path:
 
 
 def load_data(train_seed: int = 0, test_seed: int = 1, n_train: int = 6000, n_test: int = 400,
-              max_objects: int = 2, cache: bool = True) -> CaptionData:
+              max_objects: int = 2, cache: bool = True, retrieval_seed: int | None = None,
+              n_retrieval: int = 400) -> CaptionData:
     """Generate both splits, pretrain the encoder on the training split, and encode every scene.
+
+    With `retrieval_seed`, also a third split of `n_retrieval` scenes drawn from that seed and encoded by the same
+    encoder (CaptionData.retrieval; the grader ranks images by a trained model's p(caption | image) on it).
 
     The encoder outputs are cached on disk (directory $CAPTIONKIT_CACHE, default ./.cache/captionkit),
     keyed by every argument and the torch version; the scenes are regenerated, which takes well under a second.
     """
     key = json.dumps(dict(v=1, train_seed=train_seed, test_seed=test_seed, n_train=n_train, n_test=n_test,
-                          max_objects=max_objects, torch=torch.__version__, threads=torch.get_num_threads()),
+                          max_objects=max_objects, torch=torch.__version__, threads=torch.get_num_threads(),
+                          # only when asked for: the caches of the two-split data keep their names
+                          **({} if retrieval_seed is None else dict(retrieval_seed=retrieval_seed,
+                                                                    n_retrieval=n_retrieval))),
                      sort_keys=True)
     path = cache_dir() / f"grids-{hashlib.sha256(key.encode()).hexdigest()[:16]}.pt"
     hit = cache and path.exists()
     train_scenes = make_scenes(n_train, train_seed, max_objects, keep_images=not hit)
     test_scenes = make_scenes(n_test, test_seed, max_objects, keep_images=not hit)
+    retrieval_scenes = (None if retrieval_seed is None else
+                        make_scenes(n_retrieval, retrieval_seed, max_objects, keep_images=not hit))
     if hit:  # memory-mapped: pages are read when touched and shared with every process mapping the file
         saved = torch.load(path, weights_only=True, mmap=True)
     else:
@@ -125,6 +135,8 @@ def load_data(train_seed: int = 0, test_seed: int = 1, n_train: int = 6000, n_te
         accuracy = ((te_attr > 0.5).float() == test_scenes.attributes).all(1).float().mean().item()
         saved = dict(tr_grid=tr_grid, tr_attr=tr_attr, te_grid=te_grid, te_attr=te_attr,
                      accuracy=torch.tensor(accuracy), cpu=torch.tensor(history.cpu_seconds))
+        if retrieval_scenes is not None:
+            saved["re_grid"], saved["re_attr"] = encode_scenes(net, retrieval_scenes.images)
         if cache:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_suffix(f".tmp{os.getpid()}")
@@ -133,4 +145,5 @@ def load_data(train_seed: int = 0, test_seed: int = 1, n_train: int = 6000, n_te
             saved = torch.load(path, weights_only=True, mmap=True)
     return CaptionData(Split(train_scenes, saved["tr_grid"], saved["tr_attr"]),
                        Split(test_scenes, saved["te_grid"], saved["te_attr"]),
-                       float(saved["accuracy"]), float(saved["cpu"]), path if cache else None)
+                       float(saved["accuracy"]), float(saved["cpu"]), path if cache else None,
+                       None if retrieval_scenes is None else Split(retrieval_scenes, saved["re_grid"], saved["re_attr"]))

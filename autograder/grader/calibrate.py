@@ -22,7 +22,8 @@ from pathlib import Path
 import torch
 
 from autograder.grader.context import GradingContext
-from autograder.grader.training import SPECS
+from autograder.grader.training import SPECS, exact_match_of
+from autograder.public.compare import CheckFailed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,20 +53,52 @@ def main(argv: list[str] | None = None) -> int:
     for part in args.part or SPECS:
         spec = SPECS[part]
         scores, failed, t0 = [], [], time.process_time()
+        extra_rows: dict[str, tuple] = {}   # the reply checks' rows: name -> (values, threshold or "")
         for i in offsets:
-            score, verdict = spec.calibrate(ctx, ctx.seed + i)
+            if spec.reply_checks:
+                score, verdict = calibrate_with_reply_checks(spec, ctx, i, extra_rows, failed)
+            else:
+                score, verdict = spec.calibrate(ctx, ctx.seed + i)
             scores.append(score)
             if verdict is not None:
                 failed.append(f"+{i}: {verdict}")
         per_run = (time.process_time() - t0) / args.seeds
-        sd = statistics.stdev(scores) if len(scores) > 1 else 0.0
-        print(f"| {part} | " + " | ".join(f"{s:.3f}" for s in scores) +
-              f" | {min(scores):.3f} | {statistics.mean(scores):.3f} | {sd:.3f} | {spec.threshold} | {per_run:.1f} |",
-              flush=True)
+        print(row(part, scores, spec.threshold, per_run), flush=True)
+        for name, (values, threshold) in extra_rows.items():
+            print(row(f"{part} {name}", values, threshold, None), flush=True)
         failures.extend(f"{part} seed {line}" for line in failed)
     print("\nthe checks' verdicts on the reference: " + ("pass on every seed" if not failures else
                                                           "FAIL on " + "; ".join(failures)))
     return 1 if failures else 0
+
+
+def row(name: str, values: list[float], threshold, per_run: float | None) -> str:
+    """One line of the table: each seed's value, min, mean, sd, the threshold and the CPU seconds per run."""
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return (f"| {name} | " + " | ".join(f"{v:.3f}" for v in values) + f" | {min(values):.3f} | "
+            f"{statistics.mean(values):.3f} | {sd:.3f} | {threshold} | {'' if per_run is None else f'{per_run:.1f}'} |")
+
+
+def calibrate_with_reply_checks(spec, ctx: GradingContext, offset: int, rows: dict, failed: list) -> tuple:
+    """The reference's run with training seed +offset for a spec with reply checks (TrainingSpec.calibrate_stopped):
+    its score and verdict after all epochs, as for every spec; into `rows`, per reply check, its score at the epoch
+    the check's run stops (judged: a failing verdict goes into `failed`), after all epochs, and its broken models'
+    scores at the stop; and the stop epoch."""
+    run = spec.calibrate_stopped(ctx, ctx.seed + offset)
+
+    def add(name: str, value: float, threshold="") -> None:
+        rows.setdefault(name, ([], threshold))[0].append(value)
+    add("epoch the run stops", run.epoch)
+    for extra in spec.reply_checks:
+        add(f"{extra.metric} at the stop", extra.score(run.stopped, ctx), extra.threshold)
+        try:
+            extra.judge(run.stopped, ctx)
+        except CheckFailed as exc:
+            failed.append(f"+{offset} ({extra.check}): {exc}")
+        add(f"{extra.metric} after all epochs", extra.score(run.full, ctx))
+        for name in extra.broken:
+            add(f"{extra.metric} at the stop, broken: {name}", extra.score(run.broken[(extra.check, name)], ctx))
+    return (spec.score or exact_match_of)(run.full, ctx), spec.failure(run.full, ctx)
 
 
 if __name__ == "__main__":

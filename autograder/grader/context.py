@@ -2,6 +2,7 @@
 the reference's training time measured in this run (the base of every training time budget)."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -15,7 +16,7 @@ from typing import Callable
 import torch
 
 from autograder.public import limits
-from shared.encoder import CaptionData, load_data
+from shared.encoder import CaptionData, Split, load_data
 from shared.encoder import cache_dir as encoder_cache_dir
 
 HIDDEN = Path(__file__).resolve().parent / "hidden"
@@ -43,6 +44,12 @@ def hidden_test_secret() -> int:
     return secret
 
 
+def retrieval_seed(test_secret: int) -> int:
+    """The seed of the hidden retrieval split (128 bits), derived from the test secret: its scenes are neither the
+    test split's (whose captions must never reach a worker) nor predictable without the secret."""
+    return int.from_bytes(hashlib.sha256(f"{test_secret:x}:retrieval".encode()).digest()[:TEST_SECRET_BITS // 8], "big")
+
+
 def new_test_secret() -> str:
     """A fresh hidden test secret (hex)."""
     return secrets.token_hex(TEST_SECRET_BITS // 8)
@@ -64,20 +71,29 @@ class GradingContext:
         self._reference_seconds: dict[str, float] = {}
         self._files: dict[str, Path] = {}
         self._artifacts: dict[str, dict] = {}   # part -> what its checks kept for the feedback report
+        self._replies: dict[str, object] = {}   # what a check's worker returned, for later checks (keep_reply)
 
     @cached_property
     def data(self) -> CaptionData:
-        """The hidden data set: 6000 training scenes from the hidden seed and 400 test scenes from the hidden test
-        secret (encoder outputs cached in a folder only this user may read: the cache's name is a hash of a key
-        holding the secrets, and its content holds the hidden test split's encodings)."""
+        """The hidden data set: 6000 training scenes from the hidden seed, 400 test scenes from the hidden test
+        secret and 400 retrieval scenes from a seed derived from it (retrieval_seed) (encoder outputs cached in a
+        folder only this user may read: the cache's name is a hash of a key holding the secrets, and its content
+        holds the hidden test split's encodings)."""
         cache = encoder_cache_dir()
         cache.mkdir(parents=True, exist_ok=True)
         if cache.stat().st_uid == os.geteuid():
             os.chmod(cache, 0o700)
-        data = load_data(train_seed=self.seed, test_seed=self.test_secret, cache=True)
+        data = load_data(train_seed=self.seed, test_seed=self.test_secret, retrieval_seed=retrieval_seed(self.test_secret),
+                         cache=True)
         if data.cache_file is not None and data.cache_file.stat().st_uid == os.geteuid():
             os.chmod(data.cache_file, 0o600)
         return data
+
+    @property
+    def retrieval_split(self) -> Split:
+        """The scenes a trained model's retrieval is graded on: the hidden retrieval split, never the test split
+        (the test captions decide the exact-match checks: a worker holding them could return them)."""
+        return self.data.retrieval
 
     def _shared_path(self, key: str) -> Path:
         """A random, unguessable file name in shared/ for `key` (names can carry information: the encoder
@@ -125,9 +141,20 @@ class GradingContext:
         self._artifacts.setdefault(part, {})[key] = value
 
     def take_artifacts(self) -> dict[str, dict]:
-        """What the checks kept since the last call, by part; starts afresh (engine.grade calls it once per run)."""
-        taken, self._artifacts = self._artifacts, {}
+        """What the checks kept since the last call, by part; starts afresh (engine.grade calls it once per run,
+        and with it forgets the replies kept by keep_reply: nothing of one submission reaches the next's checks)."""
+        taken, self._artifacts, self._replies = self._artifacts, {}, {}
         return taken
+
+    def keep_reply(self, key: str, value) -> None:
+        """Keep what a check's recipe returned (or None) under `key` for a later check of the same grading run that
+        grades more of it (a training check's run feeds its reply checks, autograder/grader/training.py). Never
+        shown: it holds what the student's code returned, validated by the check that reads it."""
+        self._replies[key] = value
+
+    def kept_reply(self, key: str):
+        """What keep_reply kept under `key` in this grading run, or None."""
+        return self._replies.get(key)
 
 
 class PublicContext(GradingContext):
@@ -144,6 +171,11 @@ class PublicContext(GradingContext):
     def data(self) -> CaptionData:
         """The public data set: 6000 training scenes of seed 0, 400 test scenes of seed 1."""
         return load_data(cache=True)
+
+    @property
+    def retrieval_split(self) -> Split:
+        """The public test scenes: nothing of the public data is secret (students rank them in the notebook)."""
+        return self.data.test
 
 
 def _timed_in_child(run: Callable[..., object], setup: Callable[[], object] | None = None) -> float:

@@ -18,6 +18,7 @@ TrainingSpec to SPECS below and one entry to the rubric (docs/grader.md shows an
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 from dataclasses import dataclass, field
 from typing import Callable
@@ -46,6 +47,8 @@ class TrainingSpec:
     The reference's run: `train_reference(ctx, seed, epochs, prepared)` trains the reference on the hidden data
     and returns the model with its training history attached (`model.history`); `prepare(ctx)` builds its inputs
     outside the clock when it is timed; `reference_reply(model, ctx)` is what the recipe would return for it.
+    `train_reference` of a spec with `reply_checks` also takes `on_epoch` (shared.training.train's), so that
+    calibrate can score the reference's model where the check's run stops.
     """
     part: str
     check: str                   # the check's name, its key in the rubric
@@ -68,6 +71,10 @@ class TrainingSpec:
     metric: str = "exact match"                                            # what `score` measures, in words
     # The check's limit: the part's by default (the student's run is also bounded by its time budget).
     timeout: float = field(default_factory=lambda: LIMITS.part)
+    # More inputs of the recipe that depend on the grading run (files of its data): ctx -> {name: value}.
+    inputs: Callable[[GradingContext], dict] = lambda ctx: {}
+    # Checks graded on more of the same run's reply (ReplyCheck), after this one in the rubric: no second run.
+    reply_checks: tuple = ()
 
     @property
     def recipe(self) -> str:
@@ -89,6 +96,38 @@ class TrainingSpec:
         reply = self.reference_reply(self.reference_model(ctx, seed), ctx)
         return (self.score or exact_match_of)(reply, ctx), self.failure(reply, ctx)
 
+    def calibrate_stopped(self, ctx: GradingContext, seed: int) -> StoppedRun:
+        """The reference with training seed `seed` as the check's run goes (for a spec with reply checks): trained
+        for all epochs, its reply also kept at the first epoch before the last whose captions pass the verdict,
+        where the check's run stops and its reply checks score (`reached`), with the replies of each reply check's
+        broken models at that epoch."""
+        from autograder.worker.recipes import evaluated
+
+        stopped: dict = {}
+
+        def at_stop(model: nn.Module, epoch: int) -> None:
+            replies = {"reply": self.reference_reply(model, ctx), "epoch": epoch}
+            for extra in self.reply_checks:
+                for name, make in extra.broken.items():
+                    replies[(extra.check, name)] = make(model, ctx)
+            stopped.update(replies)
+
+        def watch(model: nn.Module):
+            def on_epoch(epoch: int, epochs: int, loss: float) -> bool:
+                if not stopped and 1 <= epoch < epochs:
+                    tokens = evaluated(model, lambda: self.reference_reply(model, ctx)["tokens"])
+                    if self.failure({"tokens": tokens}, ctx) is None and \
+                            evaluated(model, lambda: at_stop(model, epoch) or True) is None:
+                        raise RuntimeError(f"the reference's reply at epoch {epoch} failed")
+                return False   # trains on: the full run's score is calibrated too
+            return on_epoch
+        model = self.train_reference(ctx, seed, self.epochs, self.prepare(ctx), watch=watch)
+        full = self.reference_reply(model, ctx)
+        if not stopped:
+            at_stop(model, self.epochs)
+        broken = {key: value for key, value in stopped.items() if isinstance(key, tuple)}
+        return StoppedRun(full, stopped["reply"], stopped["epoch"], broken)
+
     def judge_run(self, out, ctx: GradingContext) -> None:
         """The check's verdict on a run's reply `out`: raises CheckFailed when it fails (default: the exact match
         against the threshold)."""
@@ -103,6 +142,15 @@ class TrainingSpec:
         return None
 
 
+@dataclass(frozen=True)
+class StoppedRun:
+    """The reference's run as calibrate measures a spec with reply checks (TrainingSpec.calibrate_stopped)."""
+    full: dict        # the reply after all epochs
+    stopped: dict     # the reply at the epoch the check's run stops (the last if none passes before)
+    epoch: int        # that epoch
+    broken: dict      # (reply check, broken model's name) -> its reply at that epoch
+
+
 SPECS: dict[str, TrainingSpec] = {}
 
 
@@ -115,17 +163,86 @@ def training_check(spec: TrainingSpec) -> TrainingSpec:
     def run(student, ctx: GradingContext) -> None:
         budget = spec.time_budget(ctx)
         controls = {"controls": True} if ctx.public else {}   # check --train also measures the image controls
+        ctx.keep_reply(spec.part, None)   # a run that returns nothing leaves nothing for the reply checks
         out = student.call(spec.recipe, timeout=budget, evaluate=reached(spec, ctx), data=share_split(ctx),
                            epochs=spec.epochs, batch_size=spec.batch_size, lr=spec.lr, seed=ctx.seed, **spec.options,
-                           **controls)
+                           **spec.inputs(ctx), **controls)
         keep(spec, out, ctx)
         if ctx.public:
             keep_public_scores(spec, out, ctx)
-        spec.judge_run(out, ctx)
+        try:
+            spec.judge_run(out, ctx)
+        except CheckFailed:
+            ctx.keep_reply(spec.part, TrainedRun(out, passed=False))
+            raise
+        ctx.keep_reply(spec.part, TrainedRun(out, passed=True))
     run.__name__ = run.__qualname__ = spec.check
     run.__doc__ = spec.description.format(spec=spec)
     check(timeout=spec.timeout, training=True, budget=spec.time_budget, part=spec.part)(run)
+    for extra in spec.reply_checks:
+        register_reply_check(spec, extra)
     return spec
+
+
+@dataclass(frozen=True)
+class TrainedRun:
+    """What a training check kept of its run for its reply checks: the recipe's reply and the training verdict."""
+    reply: object
+    passed: bool
+
+
+@dataclass(frozen=True)
+class ReplyCheck:
+    """A check graded on more of a training check's run (one run per part per grade: training costs the most CPU of
+    a grade). The recipe returns what it needs beside the captions (the spec's `inputs` send its inputs); the
+    training check keeps the reply (GradingContext.keep_reply); this check, after it in the rubric, scores it.
+    Points of its own: a bug in what it grades costs only these (the training check's verdict does not read it). It
+    needs the trained model: a run that ended without a reply (a crash, the time budget) fails it too, and a failure
+    on a run whose training verdict failed says that the model may be the cause.
+
+    `score(reply, ctx)` is the number `threshold` applies to (at least); it validates the reply and raises CheckFailed
+    naming what is malformed. `metric` names it in words."""
+    check: str
+    description: str
+    metric: str
+    threshold: float
+    score: Callable[[object, GradingContext], float]
+    # What broken student code returns with the reference's trained model, by name: (model, ctx) -> reply, scored by
+    # calibrate beside the reference (the other side of the threshold).
+    broken: dict = field(default_factory=dict)
+
+    def judge(self, reply, ctx: GradingContext) -> float:
+        """The score of `reply`; raises CheckFailed when it is below the threshold."""
+        value = self.score(reply, ctx)
+        summary = f"{self.metric} {value:.3f}, threshold {self.threshold}"
+        expect(value >= self.threshold, f"{summary} on the hidden scenes", safe=summary)
+        return value
+
+    def judge_kept(self, kept, spec: TrainingSpec, ctx: GradingContext) -> None:
+        """The check's verdict on what the training check kept (a TrainedRun, or None when its run returned
+        nothing)."""
+        if not isinstance(kept, TrainedRun):
+            text = f"no trained model to score: the run of {spec.check} ended without a reply"
+            raise CheckFailed(text, safe=text)
+        try:
+            self.judge(kept.reply, ctx)
+        except CheckFailed as exc:
+            if kept.passed:
+                raise
+            cause = f"; the model did not pass {spec.check} either, which may be the cause"
+            raise CheckFailed(f"{exc}{cause}", safe=f"{exc.safe}{cause}" if exc.safe else "") from None
+
+
+def register_reply_check(spec: TrainingSpec, extra: ReplyCheck) -> None:
+    """Register `extra`'s check with the part's checks: it reads the run its training check kept."""
+    def run(student, ctx: GradingContext) -> None:
+        kept = ctx.kept_reply(spec.part)
+        if ctx.public and isinstance(kept, TrainedRun):
+            ctx.keep(spec.part, f"public {extra.check}", _scored(extra.score, kept.reply, ctx))
+        extra.judge_kept(kept, spec, ctx)
+    run.__name__ = run.__qualname__ = extra.check
+    run.__doc__ = extra.description.format(spec=spec, extra=extra)
+    check(training=True, part=spec.part)(run)
 
 
 def reached(spec: TrainingSpec, ctx: GradingContext):
@@ -213,10 +330,7 @@ def keep_public_scores(spec: TrainingSpec, out, ctx: GradingContext) -> None:
     collapses: exact match near 0, StyleNet's content slots down to what a model trained without the image gets
     (about 0.44, docs/thresholds.md)."""
     def scored(reply) -> float | None:
-        try:
-            return float((spec.score or exact_match_of)(reply, ctx))
-        except CheckFailed:
-            return None
+        return _scored(spec.score or exact_match_of, reply, ctx)
     controls = reply(out, "controls")
     kept = {"score": scored(out)}
     for name in CONTROLS:
@@ -224,13 +338,21 @@ def keep_public_scores(spec: TrainingSpec, out, ctx: GradingContext) -> None:
     ctx.keep(spec.part, "public scores", kept)
 
 
+def _scored(score, out, ctx: GradingContext) -> float | None:
+    """score(out, ctx) as a float, or None when the reply holds nothing scorable (CheckFailed)."""
+    try:
+        return float(score(out, ctx))
+    except CheckFailed:
+        return None
+
+
 def public_table(report, parts) -> str:
     """The lines `check --train` prints: per trained part, its score on the public test scenes next to the
     published threshold, the verdict, and the two image controls; a failed run's reason."""
     lines = []
-    results = {r.part: r for r in report.results}
+    results = {(r.part, r.name): r for r in report.results}
     for part in parts:
-        spec, result = SPECS[part], results.get(part)
+        spec, result = SPECS[part], results.get((part, SPECS[part].check))
         if result is None:
             continue
         kept = report.artifacts.get(part, {}).get("public scores")
@@ -244,7 +366,17 @@ def public_table(report, parts) -> str:
                      f"image controls (should collapse): {controls}")
         if not result.passed and kept["score"] >= spec.threshold:   # failed on more than the score (StyleNet's style)
             lines.append(f"    {result.output}")
+        for extra in spec.reply_checks:
+            lines.append(reply_check_line(extra, report.artifacts.get(part, {}).get(f"public {extra.check}")))
     return "\n".join(lines)
+
+
+def reply_check_line(extra: ReplyCheck, score: float | None) -> str:
+    """The line of `check --train` for a reply check: its score on the public scenes next to its threshold."""
+    if score is None:
+        return f"    {extra.metric}: - (threshold {extra.threshold}): nothing to score in the run's reply"
+    verdict = "reaches the threshold" if score >= extra.threshold else "FAILS"
+    return f"    {extra.metric} {score:.3f} (threshold {extra.threshold}): {verdict}"
 
 
 # -- what a training check keeps for the feedback report (autograder/grader/report) ------------------------
@@ -386,9 +518,15 @@ def _greedy_reply(model: nn.Module, state, max_len: int = T_MAX) -> dict:
         return {"tokens": greedy_decode(model, state, max_len)}
 
 
+# Recall@1 of the trained model's retrieval scores (Part 1's reply check), where the check's run stops: the reference
+# over twenty seeds 0.497 .. 0.649 (mean 0.556, sd 0.038; after all 12 epochs 0.602 .. 0.770); the best broken model,
+# the scores transposed, 0.016 (chance on about 190 scenes: 0.005). docs/thresholds.md.
+RETRIEVAL_THRESHOLD = 0.30
+
 # -- Part 1: Show and Tell -------------------------------------------------------------------------------------
 
-def _show_and_tell_reference(ctx: GradingContext, seed: int, epochs: int, prepared=None) -> nn.Module:
+def _show_and_tell_reference(ctx: GradingContext, seed: int, epochs: int, prepared=None,
+                             watch: Callable[[nn.Module], Callable] | None = None) -> nn.Module:
     from solutions.show_and_tell import ShowTellRNN, caption_loss
 
     spec = SPECS["show_and_tell"]
@@ -396,8 +534,111 @@ def _show_and_tell_reference(ctx: GradingContext, seed: int, epochs: int, prepar
     seed_everything(seed)
     model = ShowTellRNN()
     model.history = train(model, lambda m, idx: caption_loss(m(grids[idx], tokens[idx]), tokens[idx]), len(tokens),
-                          epochs, spec.batch_size, spec.lr, seed=seed)
+                          epochs, spec.batch_size, spec.lr, seed=seed, on_epoch=watch(model) if watch else None)
     return model
+
+
+def _show_and_tell_reply(model: nn.Module, ctx: GradingContext) -> dict:
+    """What train_and_decode returns for `model`: its greedy captions of the test grids and its retrieval scores."""
+    from solutions.show_and_tell import retrieval_scores
+
+    retrieval = retrieval_set(ctx)
+    with torch.no_grad():
+        scores = retrieval_scores(model, retrieval.features, retrieval.captions)
+    return {**_greedy_reply(model, model.init_state(ctx.data.test.grids)), "retrieval": {"scores": scores}}
+
+
+# -- Part 1's retrieval: the lecture's section 9, ranked by the student's retrieval_scores with the trained model ---
+
+RETRIEVAL_SECONDS = 20.0   # the student's retrieval_scores may run the trained model this long (the reference: < 1 s)
+
+
+@dataclass(frozen=True)
+class RetrievalSet:
+    """The retrieval scenes as the worker gets them: the images in scene order, the captions in an order only the
+    grader knows, so a scorer returning a diagonal (or anything but the model's scores) ranks as chance."""
+    features: torch.Tensor   # (N, L, D) float: the grids of N scenes whose captions are told apart (distinct_scenes)
+    captions: torch.Tensor   # (N, T) long: sent caption c is the target caption of scene order[c]
+    order: torch.Tensor      # (N,) long: a permutation of 0 .. N-1
+
+
+def distinct_scenes(targets: list[str], references: list[list[str]]) -> list[int]:
+    """The scenes kept, in order: scene k unless its target caption is a reference of a scene kept before it or one
+    of its references is such a scene's target. Between kept scenes the right image of a caption is then the only
+    one it describes (the split draws many scenes per caption: the lecture counted 30 of one caption in 6000)."""
+    kept, kept_targets, kept_references = [], set(), set()
+    for k, (target, refs) in enumerate(zip(targets, references)):
+        if target in kept_references or kept_targets.intersection(refs):
+            continue
+        kept.append(k)
+        kept_targets.add(target)
+        kept_references.update(refs)
+    return kept
+
+
+def retrieval_set(ctx: GradingContext) -> RetrievalSet:
+    """The retrieval set of this grading run: the distinct scenes of ctx.retrieval_split (the hidden retrieval split;
+    on the public data, the public test split), captions in an order drawn from a seed derived from the test secret
+    (the same in every run: a submission's grade does not move with it)."""
+    split = ctx.retrieval_split
+    kept = torch.tensor(distinct_scenes(list(split.scenes.targets), [list(r) for r in split.scenes.references]))
+    digest = hashlib.sha256(f"{ctx.test_secret:x}:retrieval order".encode()).digest()
+    order = torch.randperm(len(kept), generator=torch.Generator().manual_seed(int.from_bytes(digest[:7], "big")))
+    captions = split.scenes.tokens[kept]
+    return RetrievalSet(split.grids[kept].float().clone(), captions[order].clone(), order)
+
+
+def retrieval_file(ctx: GradingContext) -> dict:
+    """The recipe's input of the retrieval reply check: a file of the retrieval set's features and captions (in the
+    order sent); the order stays in the grading process."""
+    def make():
+        retrieval = retrieval_set(ctx)
+        return {"features": retrieval.features, "captions": retrieval.captions}
+    return {"retrieval": ctx.share("retrieval", make), "retrieval_seconds": RETRIEVAL_SECONDS}
+
+
+def trained_recall_at_1(out, ctx: GradingContext) -> float:
+    """Caption-to-image recall@1 of the retrieval scores a run returned (an (N, N) float matrix, rows the images in
+    scene order, columns the captions in the order sent), after the grader puts the columns back in scene order;
+    ranked by the reference's recall_at_k (ties count against). Raises CheckFailed naming what is malformed."""
+    from solutions.show_and_tell import recall_at_k
+
+    got = reply(out, "retrieval")
+    if isinstance(got, dict) and "raised" in got:
+        kind, message = got.get("raised"), got.get("message")
+        if not isinstance(kind, str) or not isinstance(message, str):
+            raise CheckFailed("retrieval_scores on the trained model: unexpected reply")
+        text = f"retrieval_scores on the trained model raised {kind[:100]}: {message[:300]}"
+        raise CheckFailed(text, safe=text)
+    scores = reply(got, "scores")
+    order = retrieval_set(ctx).order
+    n = len(order)
+    if not (isinstance(scores, torch.Tensor) and scores.dim() == 2 and scores.is_floating_point()):
+        text = (f"retrieval_scores on the trained model: expected a floating (images, captions) tensor, got "
+                f"{f'{scores.dtype} of shape {tuple(scores.shape)}' if isinstance(scores, torch.Tensor) else type_name(scores)}")
+        raise CheckFailed(text, safe=text)
+    if tuple(scores.shape) != (n, n):
+        text = f"retrieval_scores on the trained model: expected one row per image and one column per caption"
+        raise CheckFailed(f"{text} ({n}, {n}), got {tuple(scores.shape)}", safe=text)
+    if not bool(torch.isfinite(scores).all()):
+        text = "retrieval_scores on the trained model returned values that are not finite"
+        raise CheckFailed(text, safe=text)
+    in_scene_order = scores.detach().double()[:, torch.argsort(order)]
+    return recall_at_k(in_scene_order, 1)
+
+
+def _broken_retrieval(make_scores: Callable[[nn.Module, RetrievalSet], torch.Tensor]):
+    """A broken model's reply for calibrate: the scores make_scores(model, retrieval set) returns."""
+    def reply_of(model: nn.Module, ctx: GradingContext) -> dict:
+        with torch.no_grad():
+            return {"retrieval": {"scores": make_scores(model, retrieval_set(ctx))}}
+    return reply_of
+
+
+def _reference_scores(model, retrieval, features=None):
+    from solutions.show_and_tell import retrieval_scores
+
+    return retrieval_scores(model, retrieval.features if features is None else features, retrieval.captions)
 
 
 training_check(TrainingSpec(
@@ -408,9 +649,22 @@ training_check(TrainingSpec(
     # The reference over twenty seeds: 0.510 .. 0.660 (mean 0.580); zeroed grids 0.000, the image at every step 0.007.
     threshold=0.40,
     train_reference=_show_and_tell_reference,
-    reference_reply=lambda model, ctx: _greedy_reply(model, model.init_state(ctx.data.test.grids)),
+    reference_reply=_show_and_tell_reply,
     options={"shown": SHOWN, "beam_width": 3},   # the beams of the trained model a feedback report shows
-    figures=("beams",)))
+    inputs=retrieval_file,
+    figures=("beams",),
+    reply_checks=(ReplyCheck(
+        check="trained_show_and_tell_retrieves_the_right_image",
+        description="With the model the training check trained, your retrieval_scores ranks each hidden caption's "
+                    "own image first often enough (recall@1 at least {extra.threshold}).",
+        metric="recall@1", threshold=RETRIEVAL_THRESHOLD,
+        score=trained_recall_at_1,
+        broken={"scores transposed": _broken_retrieval(lambda m, r: _reference_scores(m, r).T),
+                "image features zeroed": _broken_retrieval(
+                    lambda m, r: _reference_scores(m, r, torch.zeros_like(r.features))),
+                "image features of another scene": _broken_retrieval(
+                    lambda m, r: _reference_scores(m, r, r.features.roll(1, 0))),
+                "a diagonal (no model)": _broken_retrieval(lambda m, r: torch.eye(len(r.order)))}),)))
 
 
 # -- Part 4: soft attention --------------------------------------------------------------------------------------

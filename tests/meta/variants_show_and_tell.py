@@ -109,7 +109,7 @@ VARIANTS = [
             "        rows.append(caption_log_probs(model, pair_features, pair_captions).reshape(chunk.shape[0], n_captions))",
             "        rows.append(torch.stack([caption_log_probs(model, pair_features[m:m + 1], pair_captions[m:m + 1])[0]\n"
             "                                 for m in range(pair_features.shape[0])]).reshape(chunk.shape[0], n_captions))",
-            correct=False, why="runs the model once per pair: right values, minutes on the trained model's 400 x 400 pairs"),
+            correct=False, why="runs the model once per pair: right values, minutes on the trained model's 200 x 200 retrieval pairs"),
     Variant("show_and_tell", "retrieval_scores_transposed",
             "        pair_features = chunk.repeat_interleave(n_captions, 0)\n"
             "        pair_captions = captions.repeat(chunk.shape[0], 1)",

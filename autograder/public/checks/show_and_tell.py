@@ -548,8 +548,8 @@ def _retrieval_property(student, case, locs: int, d: int) -> None:
                   "caption j at [i, j])", got, pairs, rtol=tol.rtol, atol=tol.atol, case=describe, check_dtype=False)
     calls = out["calls"]
     expect(n_images * n_captions == 1 or max(calls, default=0) > 1,
-           f"retrieval_scores ran the model {len(calls)} times, one pair each: score many pairs per call (the trained "
-           f"model's 400 x 400 pairs one at a time take minutes)", describe)
+           f"retrieval_scores ran the model {len(calls)} times, one pair each: score many pairs per call (the graded "
+           f"retrieval with the trained model, about 200 x 200 pairs, stops the model after 20 s)", describe)
     expect_tensor("retrieval_scores: input features after the call", out["features_after"], features, rtol=0, atol=0,
                   case=describe)
     expect_tensor("retrieval_scores: input captions after the call", out["captions_after"], captions, rtol=0, atol=0,

@@ -2,6 +2,8 @@
 and training on the hidden data (decoded with the reference greedy decoder: Part 2 is graded first)."""
 from __future__ import annotations
 
+import time
+
 import torch
 
 from autograder.worker.recipes import image_controls, judged_epochs, load_split, recipe, reference, report_extra
@@ -143,13 +145,16 @@ def controls(student, features, seeds):
 
 
 @recipe()
-def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, beam_width=3, controls=False):
+def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, beam_width=3, controls=False,
+                     retrieval=None, retrieval_seconds=20.0):
     """Train the student's ShowTellRNN with the kit's loop and the student's caption_loss on the grids in
     file `data` (autograder.grader.training.share_split), until the grader has seen its captions reach the
     threshold or for `epochs` epochs (judged_epochs); return greedy captions of its test grids, the
     training curve and, for the feedback report, the reference beam search's beams and scores on the first
     `shown` test grids (None if that fails: the report is optional); with `controls`, also the lab's image
-    controls (recipes.image_controls) under "controls"."""
+    controls (recipes.image_controls) under "controls"; with `retrieval` (a file of features and captions,
+    autograder.grader.training.retrieval_file), the student's retrieval_scores with the trained model under
+    "retrieval" (retrieval_of)."""
     decoding = reference("decoding")
     d = load_split(data)
     grids, tokens = d["grids"], d["tokens"]
@@ -169,7 +174,43 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, beam_
         return {"tokens": tokens, "scores": scores}
     return {"tokens": predicted, "losses": history.losses, "beams": report_extra(beams),
             "step_agrees_with_forward": report_extra(lambda: step_agrees_with_forward(model, grids[:8], tokens[:8])),
-            "controls": report_extra(lambda: image_controls(decode, d["test_grids"])) if controls else None}
+            "controls": report_extra(lambda: image_controls(decode, d["test_grids"])) if controls else None,
+            "retrieval": retrieval_of(student, model, retrieval, retrieval_seconds) if retrieval else None}
+
+
+def retrieval_of(student, model, path: str, seconds: float) -> dict:
+    """{"scores": student.retrieval_scores(model, features, captions)} for the (I, L, D) features and (C, T) captions
+    in file `path`, without gradients, or {"raised": type name, "message": text} when it raises (a TODO left
+    unwritten included): the training run's own reply never fails for it. The model stops answering after
+    `seconds` (Stopwatched): a scorer that runs it once per pair fails here instead of spending the training
+    check's time budget."""
+    inputs = torch.load(path, weights_only=True)
+    try:
+        with torch.no_grad():
+            return {"scores": student.retrieval_scores(Stopwatched(model, seconds), inputs["features"],
+                                                       inputs["captions"])}
+    except Exception as exc:  # noqa: BLE001 (the reply check reports it)
+        return {"raised": type(exc).__name__, "message": str(exc)[:500]}
+
+
+class Stopwatched:
+    """`model` for at most `seconds` of wall time from now: calls of it (or of its forward) after that raise
+    TimeoutError; every other attribute is the model's."""
+
+    def __init__(self, model, seconds: float):
+        self._model, self._until = model, time.monotonic() + seconds
+        self._seconds = seconds
+
+    def __call__(self, *args, **kwargs):
+        if time.monotonic() > self._until:
+            raise TimeoutError(f"retrieval_scores ran the trained model for more than {self._seconds:g} s (build the "
+                               f"pairs of many images per call, not one pair per call)")
+        return self._model(*args, **kwargs)
+
+    forward = __call__
+
+    def __getattr__(self, name):
+        return getattr(self._model, name)
 
 
 def step_agrees_with_forward(model, features, captions) -> bool:
