@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.threads} thread{'s' if args.threads > 1 else ''}\n")
     print("| part | " + " | ".join(f"seed +{i}" for i in offsets) +
           " | min | mean | sd | threshold | CPU s per run |")
-    print("|---" * (args.seeds + 6) + "|")
+    print("|---" * (args.seeds + 6) + "|", flush=True)
     failures = []
     for part in args.part or SPECS:
         spec = SPECS[part]
