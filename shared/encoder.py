@@ -143,7 +143,7 @@ def load_data(train_seed: int = 0, test_seed: int = 1, n_train: int = 6000, n_te
             torch.save(saved, tmp)
             os.replace(tmp, path)
             saved = torch.load(path, weights_only=True, mmap=True)
+    retrieval = None if retrieval_scenes is None else Split(retrieval_scenes, saved["re_grid"], saved["re_attr"])
     return CaptionData(Split(train_scenes, saved["tr_grid"], saved["tr_attr"]),
                        Split(test_scenes, saved["te_grid"], saved["te_attr"]),
-                       float(saved["accuracy"]), float(saved["cpu"]), path if cache else None,
-                       None if retrieval_scenes is None else Split(retrieval_scenes, saved["re_grid"], saved["re_attr"]))
+                       float(saved["accuracy"]), float(saved["cpu"]), path if cache else None, retrieval)

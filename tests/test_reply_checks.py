@@ -109,6 +109,10 @@ def test_the_reply_check_judges_the_run_its_training_check_kept(ctx):
         RETRIEVAL.judge_kept(TrainedRun({"retrieval": {"scores": torch.eye(n)}}, passed=False), SPEC, ctx)
     with pytest.raises(CheckFailed, match="no trained model to score"):
         RETRIEVAL.judge_kept(None, SPEC, ctx)
+    ended = TimeoutError("the training run exceeded its time budget")
+    with pytest.raises(TimeoutError) as raised:   # a run that ended without a reply: failed as the training check
+        RETRIEVAL.judge_kept(ended, SPEC, ctx)
+    assert raised.value is ended
 
 
 def test_a_kept_reply_does_not_outlive_its_grading_run(ctx):

@@ -47,7 +47,8 @@ def hidden_test_secret() -> int:
 def retrieval_seed(test_secret: int) -> int:
     """The seed of the hidden retrieval split (128 bits), derived from the test secret: its scenes are neither the
     test split's (whose captions must never reach a worker) nor predictable without the secret."""
-    return int.from_bytes(hashlib.sha256(f"{test_secret:x}:retrieval".encode()).digest()[:TEST_SECRET_BITS // 8], "big")
+    digest = hashlib.sha256(f"{test_secret:x}:retrieval".encode()).digest()
+    return int.from_bytes(digest[:TEST_SECRET_BITS // 8], "big")
 
 
 def new_test_secret() -> str:
@@ -83,8 +84,8 @@ class GradingContext:
         cache.mkdir(parents=True, exist_ok=True)
         if cache.stat().st_uid == os.geteuid():
             os.chmod(cache, 0o700)
-        data = load_data(train_seed=self.seed, test_seed=self.test_secret, retrieval_seed=retrieval_seed(self.test_secret),
-                         cache=True)
+        data = load_data(train_seed=self.seed, test_seed=self.test_secret,
+                         retrieval_seed=retrieval_seed(self.test_secret), cache=True)
         if data.cache_file is not None and data.cache_file.stat().st_uid == os.geteuid():
             os.chmod(data.cache_file, 0o600)
         return data

@@ -47,8 +47,8 @@ class TrainingSpec:
     The reference's run: `train_reference(ctx, seed, epochs, prepared)` trains the reference on the hidden data
     and returns the model with its training history attached (`model.history`); `prepare(ctx)` builds its inputs
     outside the clock when it is timed; `reference_reply(model, ctx)` is what the recipe would return for it.
-    `train_reference` of a spec with `reply_checks` also takes `on_epoch` (shared.training.train's), so that
-    calibrate can score the reference's model where the check's run stops.
+    `train_reference` of a spec with `reply_checks` also takes `watch` (model -> shared.training.train's
+    on_epoch), so that calibrate can score the reference's model where the check's run stops.
     """
     part: str
     check: str                   # the check's name, its key in the rubric
@@ -163,10 +163,14 @@ def training_check(spec: TrainingSpec) -> TrainingSpec:
     def run(student, ctx: GradingContext) -> None:
         budget = spec.time_budget(ctx)
         controls = {"controls": True} if ctx.public else {}   # check --train also measures the image controls
-        ctx.keep_reply(spec.part, None)   # a run that returns nothing leaves nothing for the reply checks
-        out = student.call(spec.recipe, timeout=budget, evaluate=reached(spec, ctx), data=share_split(ctx),
-                           epochs=spec.epochs, batch_size=spec.batch_size, lr=spec.lr, seed=ctx.seed, **spec.options,
-                           **spec.inputs(ctx), **controls)
+        ctx.keep_reply(spec.part, None)
+        try:
+            out = student.call(spec.recipe, timeout=budget, evaluate=reached(spec, ctx), data=share_split(ctx),
+                               epochs=spec.epochs, batch_size=spec.batch_size, lr=spec.lr, seed=ctx.seed,
+                               **spec.options, **spec.inputs(ctx), **controls)
+        except Exception as exc:
+            ctx.keep_reply(spec.part, exc)   # the run ended without a reply: its reply checks fail as this one does
+            raise
         keep(spec, out, ctx)
         if ctx.public:
             keep_public_scores(spec, out, ctx)
@@ -197,8 +201,9 @@ class ReplyCheck:
     a grade). The recipe returns what it needs beside the captions (the spec's `inputs` send its inputs); the
     training check keeps the reply (GradingContext.keep_reply); this check, after it in the rubric, scores it.
     Points of its own: a bug in what it grades costs only these (the training check's verdict does not read it). It
-    needs the trained model: a run that ended without a reply (a crash, the time budget) fails it too, and a failure
-    on a run whose training verdict failed says that the model may be the cause.
+    needs the trained model: a run that ended without a reply (a TODO, a crash, the time budget) fails it too, with
+    the training check's reason, and a failure on a run whose training verdict failed says the model may be the
+    cause.
 
     `score(reply, ctx)` is the number `threshold` applies to (at least); it validates the reply and raises CheckFailed
     naming what is malformed. `metric` names it in words."""
@@ -219,8 +224,10 @@ class ReplyCheck:
         return value
 
     def judge_kept(self, kept, spec: TrainingSpec, ctx: GradingContext) -> None:
-        """The check's verdict on what the training check kept (a TrainedRun, or None when its run returned
-        nothing)."""
+        """The check's verdict on what the training check kept: a TrainedRun; the exception its run ended with
+        (raised again: this check fails as the training check did, a TODO named as one); None when it did not run."""
+        if isinstance(kept, Exception):
+            raise kept
         if not isinstance(kept, TrainedRun):
             text = f"no trained model to score: the run of {spec.check} ended without a reply"
             raise CheckFailed(text, safe=text)
@@ -614,11 +621,12 @@ def trained_recall_at_1(out, ctx: GradingContext) -> float:
     order = retrieval_set(ctx).order
     n = len(order)
     if not (isinstance(scores, torch.Tensor) and scores.dim() == 2 and scores.is_floating_point()):
-        text = (f"retrieval_scores on the trained model: expected a floating (images, captions) tensor, got "
-                f"{f'{scores.dtype} of shape {tuple(scores.shape)}' if isinstance(scores, torch.Tensor) else type_name(scores)}")
+        got_text = (f"{scores.dtype} of shape {tuple(scores.shape)}" if isinstance(scores, torch.Tensor)
+                    else type_name(scores))
+        text = f"retrieval_scores on the trained model: expected a floating (images, captions) tensor, got {got_text}"
         raise CheckFailed(text, safe=text)
     if tuple(scores.shape) != (n, n):
-        text = f"retrieval_scores on the trained model: expected one row per image and one column per caption"
+        text = "retrieval_scores on the trained model: expected one row per image and one column per caption"
         raise CheckFailed(f"{text} ({n}, {n}), got {tuple(scores.shape)}", safe=text)
     if not bool(torch.isfinite(scores).all()):
         text = "retrieval_scores on the trained model returned values that are not finite"
