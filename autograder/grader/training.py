@@ -168,8 +168,8 @@ def training_check(spec: TrainingSpec) -> TrainingSpec:
             out = student.call(spec.recipe, timeout=budget, evaluate=reached(spec, ctx), data=share_split(ctx),
                                epochs=spec.epochs, batch_size=spec.batch_size, lr=spec.lr, seed=ctx.seed,
                                **spec.options, **spec.inputs(ctx), **controls)
-        except Exception as exc:
-            ctx.keep_reply(spec.part, exc)   # the run ended without a reply: its reply checks fail as this one does
+        except Exception as ended:
+            ctx.keep_reply(spec.part, ended)   # the run ended without a reply: its reply checks fail as this one does
             raise
         keep(spec, out, ctx)
         if ctx.public:
