@@ -12,7 +12,7 @@ from autograder.grader.context import GradingContext
 from autograder.grader.rubric import load as load_rubric
 from autograder.grader.training import (SPECS, TrainedRun, distinct_scenes, retrieval_set, trained_recall_at_1)
 from autograder.public.compare import CheckFailed
-from autograder.worker.recipes.show_and_tell import retrieval_of
+from autograder.worker.recipes.show_and_tell import RETRIEVAL_BATCH, retrieval_of
 from shared.encoder import Split
 from shared.scenes import make_scenes
 from solutions import show_and_tell as reference
@@ -97,6 +97,19 @@ def test_a_malformed_reply_fails_naming_what_is_wrong(ctx, scores, says):
         trained_recall_at_1({"retrieval": {"raised": "ValueError", "message": "bad k"}}, ctx)
 
 
+def test_what_the_student_s_exception_carries_reaches_staff_only(ctx):
+    """The student's code held the hidden retrieval split when it raised: its message, and a kind it named itself,
+    may carry that split, so the student sees Python's own kind only; staff see the message."""
+    leak = "LEAK<<captions 3 7 1>>"
+    with pytest.raises(CheckFailed) as failed:
+        trained_recall_at_1({"retrieval": {"raised": leak, "message": leak}}, ctx)
+    assert failed.value.safe == "retrieval_scores on the trained model raised Exception"
+    assert leak in str(failed.value)
+    with pytest.raises(CheckFailed) as failed:
+        trained_recall_at_1({"retrieval": {"raised": "IndexError", "message": leak}}, ctx)
+    assert failed.value.safe == "retrieval_scores on the trained model raised IndexError"
+
+
 def test_the_reply_check_judges_the_run_its_training_check_kept(ctx):
     n = len(retrieval_set(ctx).order)
     right = torch.zeros(n, n, dtype=torch.float64) - 1
@@ -138,11 +151,21 @@ def test_the_recipe_reports_a_slow_or_unwritten_scorer_instead_of_failing_the_ru
     got = retrieval_of(reference, model, str(path), seconds=60)
     with torch.no_grad():
         assert torch.equal(got["scores"], reference.retrieval_scores(model, features, captions))
+
+    class Counting:   # the recipe bounds the pairs per call (a grade's peak memory), through the contract's argument
+        sizes = []
+
+        @staticmethod
+        def retrieval_scores(model, features, captions, batch_size=4096):
+            Counting.sizes.append(batch_size)
+            return reference.retrieval_scores(model, features, captions, batch_size)
+    retrieval_of(Counting, model, str(path), seconds=60)
+    assert Counting.sizes == [RETRIEVAL_BATCH]
     slow = retrieval_of(reference, model, str(path), seconds=0)   # past its time at the first call of the model
     assert slow["raised"] == "TimeoutError" and "one pair per call" in slow["message"]
 
     class Unwritten:
         @staticmethod
-        def retrieval_scores(model, features, captions):
+        def retrieval_scores(model, features, captions, batch_size=4096):
             raise NotImplementedError("Part 1 (show_and_tell): retrieval_scores")
     assert retrieval_of(Unwritten, model, str(path), seconds=60)["raised"] == "NotImplementedError"
