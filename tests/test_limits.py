@@ -72,3 +72,44 @@ def test_the_earliest_deadline_wins_with_its_message():
 def test_limits_are_read_when_used(monkeypatch):
     monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, part=7.0, scale=2.0))
     assert 13.0 < part_deadline().left() <= 14.0
+
+
+# Training budgets: every reference is timed in a forked copy of the grader (GradingContext.budget), all of them in
+# one timing host that pays the optimizers' first-use import once (GradingContext.time_references).
+
+def _pause(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def test_references_timed_together_keep_each_budget_and_count_the_shared_import_in_each(tmp_path):
+    from autograder.grader.context import GradingContext
+
+    ctx = GradingContext(tmp_path)
+    ctx.__dict__["data"] = None   # the timings below need no data set
+    ran_here = []
+    ctx.time_references([lambda c: c.budget("a", lambda: ran_here.append(_pause(0.2)), scale=3),
+                         lambda c: c.budget("b", _pause, setup=lambda: 0.1)],
+                        first_use=lambda: 0.5)
+    seconds = ctx.reference_seconds
+    assert ran_here == [], "a reference was timed in the grading process itself, not in a forked copy"
+    assert set(seconds) == {"a", "b"}
+    assert 3 * (0.2 + 0.5) <= seconds["a"] < 3 * (0.2 + 0.5) + 3, seconds   # the import counted in every run, scaled
+    assert 0.1 + 0.5 <= seconds["b"] < 0.1 + 0.5 + 1, seconds
+    assert ctx.budget("a", lambda: pytest.fail("timed twice")) == \
+        limits.LIMITS.budget_factor * seconds["a"] + limits.LIMITS.budget_allowance
+
+
+def test_a_reference_that_fails_to_time_is_left_to_its_check_and_the_others_are_kept(tmp_path, capfd):
+    from autograder.grader.context import GradingContext
+
+    def broken():
+        raise RuntimeError("the reference broke")
+
+    ctx = GradingContext(tmp_path)
+    ctx.__dict__["data"] = None
+    ctx.time_references([lambda c: c.budget("broken", broken), lambda c: c.budget("fine", lambda: None)],
+                        first_use=lambda: 0.0)
+    assert set(ctx.reference_seconds) == {"fine"}
+    assert "the reference broke" in capfd.readouterr().err
+    with pytest.raises(RuntimeError, match="timing run failed"):   # the check times it again and reports it
+        ctx.budget("broken", broken)

@@ -124,17 +124,12 @@ def _graded_checks(part: str, entries: dict[str, rubric_mod.Entry], public_only:
 
 
 def _time_references(parts: list[str], ctx: GradingContext, rubric: dict, public_only: bool) -> None:
-    """Time the reference run behind every training check to be graded, before any worker exists: each
-    timing run is a forked copy of this process (GradingContext.budget), and one beside a worker would put
-    three processes' memory at once into the container's peak. A run that fails here is left to its check,
-    which calls the budget again and reports the grader's error in its own result."""
-    for part in parts:
-        for chk in _graded_checks(part, rubric.get(part, {}), public_only, skip_training=False):
-            if chk.budget is not None:
-                try:
-                    chk.budget(ctx)
-                except Exception:  # noqa: BLE001 (reported by the check itself)
-                    pass
+    """Time the reference run behind every training check to be graded, before any worker exists
+    (GradingContext.time_references: forked copies of this process, and one beside a worker would put three
+    processes' memory at once into the container's peak)."""
+    ctx.time_references([chk.budget for part in parts
+                         for chk in _graded_checks(part, rubric.get(part, {}), public_only, skip_training=False)
+                         if chk.budget is not None])
 
 
 def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
