@@ -147,28 +147,16 @@ class GradingContext:
         self.data   # loaded (or read from the cache) here, not in the child, whose copy dies with it
         if not timings:
             return
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the timing host: import, time, report, leave without running the parent's exit handlers
-            status = 1
-            try:
-                os.close(read_end)
-                self._import_seconds = (first_use or import_optimizer_machinery)()
-                for timing in timings:
-                    try:
-                        timing(self)
-                    except Exception:  # noqa: BLE001 (the timing run printed its traceback; its check retimes)
-                        continue
-                os.write(write_end, json.dumps(self._reference_seconds).encode())
-                status = 0
-            except BaseException:  # noqa: BLE001 (the checks time their references themselves)
-                traceback.print_exc()
-            finally:
-                os._exit(status)
-        os.close(write_end)
-        with os.fdopen(read_end, "rb") as f:
-            reply = f.read()
-        _, status = os.waitpid(pid, 0)
+        def host() -> bytes:   # import once, then every timing run forked from here
+            self._import_seconds = (first_use or import_optimizer_machinery)()
+            for timing in timings:
+                try:
+                    timing(self)
+                except Exception:  # noqa: BLE001 (the timing run printed its traceback; its check retimes)
+                    continue
+            return json.dumps(self._reference_seconds).encode()
+
+        status, reply = _in_forked_child(host)
         if status == 0 and reply:
             for key, seconds in json.loads(reply).items():
                 self._reference_seconds.setdefault(key, float(seconds))
@@ -239,25 +227,36 @@ def _timed_in_child(run: Callable[..., object], setup: Callable[[], object] | No
     run leaves this process's heap larger than it found it (freed activations the allocator keeps), and
     the grader stays alive while the student's worker trains beside it: the child's memory is returned
     whole when it exits, which keeps a full grade inside a small container's memory."""
+    def timed() -> bytes:
+        args = () if setup is None else (setup(),)
+        t0 = time.perf_counter()
+        run(*args)
+        return repr(time.perf_counter() - t0).encode()
+
+    status, reply = _in_forked_child(timed)
+    if status != 0 or not reply:
+        raise RuntimeError(f"the reference's timing run failed (wait status {status})")
+    return float(reply)
+
+
+def _in_forked_child(work: Callable[[], bytes]) -> tuple[int, bytes]:
+    """(wait status, bytes) of `work()` run in a forked copy of this (trusted) process, which leaves without
+    running any of this process's exit handlers; an exception there is printed (the grader's own error, for
+    staff) and gives a non-zero status and no bytes."""
     read_end, write_end = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: time, report, leave without running any of the parent's exit handlers
+    if pid == 0:
         status = 1
         try:
             os.close(read_end)
-            args = () if setup is None else (setup(),)
-            t0 = time.perf_counter()
-            run(*args)
-            os.write(write_end, repr(time.perf_counter() - t0).encode())
+            os.write(write_end, work())
             status = 0
-        except BaseException:  # noqa: BLE001 (reported: the parent raises)
-            traceback.print_exc()  # the grader's own error: the parent raises, the engine reports it to staff
+        except BaseException:  # noqa: BLE001 (reported: the caller sees the status)
+            traceback.print_exc()
         finally:
             os._exit(status)
     os.close(write_end)
     with os.fdopen(read_end, "rb") as f:
         reply = f.read()
     _, status = os.waitpid(pid, 0)
-    if status != 0 or not reply:
-        raise RuntimeError(f"the reference's timing run failed (wait status {status})")
-    return float(reply)
+    return status, reply
