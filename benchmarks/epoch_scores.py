@@ -1,7 +1,7 @@
 """The score of every epoch of the training checks' runs: what stopping a run at the threshold changes.
 
     python benchmarks/epoch_scores.py [--seeds 5] [--first-seed 0] [--part PART ...] [--variants] [--variant NAME ...]
-                                      [--threads N ...]
+                                      [--threads N ...] [--option KEY=VALUE ...]
 
 A training check stops a run after the first epoch whose captions reach the threshold (autograder/grader/training.py,
 `reached`) instead of always training for the budget's epochs. The grade means the same if every run that reaches
@@ -16,10 +16,13 @@ the two style rates; its score is the factual content slots). --variant NAME als
 that variant on every training seed beside the reference (the spread of a broken model); --threads N trains every
 run at each of these thread counts (the worker trains with one; docs/thresholds.md calibrates at 1 and 2), on the
 hidden data the grading process builds (one thread).
+--option KEY=VALUE passes one more setting (a JSON value) to the part's training recipe: the hard-attention settings
+docs/thresholds.md measured (autograder/worker/recipes/reinforce.py: mix, lam, blind_start, centre).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import tempfile
 import time
@@ -36,6 +39,7 @@ from autograder.public.compare import CheckFailed  # noqa: E402
 from autograder.worker import recipes  # noqa: E402
 from inprocess_worker import InProcessWorker  # noqa: E402
 
+OPTIONS: dict = {}
 STOPPED = ("show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")   # the parts whose runs a threshold stops
 
 
@@ -62,7 +66,7 @@ def epoch_scores(part: str, submission: Path, ctx: GradingContext, seed: int) ->
     try:
         t0 = time.process_time()
         out = worker.call(spec.recipe, evaluate=record, data=share_split(ctx), epochs=spec.epochs,
-                          batch_size=spec.batch_size, lr=spec.lr, seed=seed, **spec.options)
+                          batch_size=spec.batch_size, lr=spec.lr, seed=seed, **{**spec.options, **OPTIONS})
         seconds = time.process_time() - t0
     finally:
         worker.close()
@@ -100,7 +104,15 @@ def main() -> int:
                         help="also this variant of tests/meta, over every training seed (repeatable)")
     parser.add_argument("--threads", type=int, action="append",
                         help="torch threads of the training runs (repeatable; default 1, as the worker trains)")
+    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                        help="pass KEY=VALUE (a JSON value) to the training recipe (repeatable)")
     args = parser.parse_args()
+    for option in args.option:
+        key, _, value = option.partition("=")
+        try:
+            OPTIONS[key] = json.loads(value)
+        except json.JSONDecodeError:
+            parser.error(f"--option: expected KEY=VALUE with a JSON value (mix=0, blind_start=true), got {option!r}")
     threads = args.threads or [1]
     if min(threads) < 1:
         parser.error(f"--threads: expected whole numbers >= 1, got {threads}")

@@ -11,24 +11,15 @@ import solutions.show_and_tell
 import solutions.stylenet
 from autograder.worker import recipes
 from autograder.worker.recipes import stylenet as stylenet_recipes
-from shared.encoder import D_ANN, L_GRID
-from shared.scenes import make_scenes
+from tests.recipe_data import write_split
 
 BATCH = 16
 
 
 @pytest.fixture
 def split(tmp_path) -> str:
-    """A small split file as autograder.grader.training.share_split writes it: 48 training scenes (3 batches per
-    epoch) and 8 test scenes, random grids."""
-    g = torch.Generator().manual_seed(0)
-    encoder_file = tmp_path / "encoder.pt"
-    torch.save({"tr_grid": torch.randn(48, L_GRID, D_ANN, generator=g), "tr_attr": torch.zeros(48, 1),
-                "te_grid": torch.randn(8, L_GRID, D_ANN, generator=g), "te_attr": torch.zeros(8, 1)}, encoder_file)
-    scenes = make_scenes(48, 5, keep_images=False)
-    index = tmp_path / "split.pt"
-    torch.save({"tokens": scenes.tokens, "targets": list(scenes.targets), "encoder_file": str(encoder_file)}, index)
-    return str(index)
+    """48 training scenes (3 batches per epoch) and 8 test scenes, random grids."""
+    return write_split(tmp_path, 48, 8)
 
 
 @pytest.fixture

@@ -106,36 +106,54 @@ def inputs_unchanged(student, weights, log_probs, rewards, baseline, mask, score
 
 
 @recipe()
-def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, controls=False):
+def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, controls=False, mix=None, lam=None,
+                     blind_start=False, centre=False):
     """Train the reference AttnCaptioner on the coordinate-augmented hidden grids that file `data` names, with
     the student's HardAttentionLoss and the kit's loop, until the grader has seen its captions reach the threshold
     or for `epochs` epochs (judged_epochs); decode the test grids greedily through the student's
     HardAttentionDecoder (argmax location). Returns the captions, the training curve and, for the feedback
     report, the attention weights at each step of decoding the first `shown` test grids again (None if that
     fails: the report is optional); with `controls`, also the lab's image controls (recipes.image_controls: the
-    image features change, the coordinates stay)."""
+    image features change, the coordinates stay).
+
+    The graded check uses none of the other settings: they are the hard-attention settings docs/thresholds.md
+    measured (`benchmarks/epoch_scores.py --option KEY=VALUE`): `mix` and `lam` passed to the student's
+    HardAttentionLoss (its defaults otherwise), `blind_start` (the model's initial h and c zero, so all it learns
+    of the image comes through where it looks) and `centre` (each grid minus its mean annotation)."""
     attention, greedy_decode = reference("attention"), reference("decoding").greedy_decode
     d = load_split(data)
-    features, tokens = attention.with_coords(d["grids"], GRID), d["tokens"]
+    shift = (lambda g: g - g.mean(1, keepdim=True)) if centre else (lambda g: g)
+    features, tokens = attention.with_coords(shift(d["grids"]), GRID), d["tokens"]
     test_grids = d["test_grids"].clone() if controls else None
-    test_features = attention.with_coords(d["test_grids"], GRID)
+    test_features = attention.with_coords(shift(d["test_grids"]), GRID)
     del d  # the memory-mapped grids: their pages would stay resident beside the copies with coordinates
     seed_everything(seed)
     model = attention.AttnCaptioner()
+    if blind_start:
+        model.init_state = _blind(model.init_state)
+    setting = {k: v for k, v in (("mix", mix), ("lam", lam)) if v is not None}
 
     def decode(features=test_features):
         decoder = student.HardAttentionDecoder(model)
         return greedy_decode(decoder, decoder.init_state(features), T_MAX)
-    history = train(model, student.HardAttentionLoss(features, tokens, seed=seed), len(tokens), epochs,
+    history = train(model, student.HardAttentionLoss(features, tokens, seed=seed, **setting), len(tokens), epochs,
                     batch_size, lr=lr, seed=seed, on_epoch=judged_epochs(model, decode))
     decoder = student.HardAttentionDecoder(model)
     with torch.no_grad():
         predicted = greedy_decode(decoder, decoder.init_state(test_features), T_MAX)
     def image_controlled():
-        return image_controls(lambda g: decode(attention.with_coords(g, GRID)), test_grids)
+        return image_controls(lambda g: decode(attention.with_coords(shift(g), GRID)), test_grids)
     return {"tokens": predicted, "losses": history.losses,
             "attention": report_extra(lambda: _recorded_attention(model, decoder, test_features[:shown])),
             "controls": report_extra(image_controlled) if controls else None}
+
+
+def _blind(init_state):
+    """init_state with h and c zero: the model starts knowing nothing of the image."""
+    def blind(features):
+        h, c, *rest = init_state(features)
+        return (torch.zeros_like(h), torch.zeros_like(c), *rest)
+    return blind
 
 
 def _recorded_attention(model, decoder, features):
