@@ -33,14 +33,18 @@ def hidden_seed() -> int:
 TEST_SECRET_BITS = 128
 
 
-def hidden_test_secret() -> int:
+def hidden_test_secret(text: str | None = None) -> int:
     """The seed of the hidden test split, a secret of its own (128 bits, hex): $CAPTIONKIT_HIDDEN_TEST_SECRET,
     else "test_secret" in autograder/grader/hidden/seed.json. Independent of the training seed: the training data is
     given to student code by design, and a small seed behind it can be found by search; the test split's captions
-    must not follow from it."""
-    text = os.environ.get("CAPTIONKIT_HIDDEN_TEST_SECRET") or json.loads((HIDDEN / "seed.json").read_text())["test_secret"]
-    secret = int(text, 16)
-    if secret.bit_length() > TEST_SECRET_BITS or len(text) != TEST_SECRET_BITS // 4:
+    must not follow from it. `text`, when given, is read instead (hex)."""
+    text = text or os.environ.get("CAPTIONKIT_HIDDEN_TEST_SECRET") or \
+        json.loads((HIDDEN / "seed.json").read_text())["test_secret"]
+    try:
+        secret = int(text, 16)
+    except ValueError:
+        secret = -1
+    if secret < 0 or secret.bit_length() > TEST_SECRET_BITS or len(text) != TEST_SECRET_BITS // 4:
         raise ValueError(f"the hidden test secret: expected {TEST_SECRET_BITS // 4} hex digits, got {len(text)}")
     return secret
 
@@ -61,7 +65,8 @@ class GradingContext:
     """Shared by every check of one grading run."""
     public = False   # the hidden data; PublicContext: the public data of `check --train`
 
-    def __init__(self, scratch: Path, shared: Path | None = None, seed: int | None = None):
+    def __init__(self, scratch: Path, shared: Path | None = None, seed: int | None = None,
+                 test_secret: str | None = None):
         self.scratch = Path(scratch)         # the grader's own folder: nobody else reads it
         self.scratch.mkdir(parents=True, exist_ok=True)
         os.chmod(self.scratch, 0o700)
@@ -69,7 +74,7 @@ class GradingContext:
         self.shared.mkdir(parents=True, exist_ok=True)
         os.chmod(self.shared, 0o711)  # workers open the files they are told of; nobody lists the folder
         self.seed = hidden_seed() if seed is None else seed
-        self.test_secret = hidden_test_secret()
+        self.test_secret = hidden_test_secret(test_secret)   # test_secret (hex): another course's (secret-sweep)
         self._reference_seconds: dict[str, float] = {}
         self._import_seconds = 0.0   # torch._dynamo's import, paid once before the timing runs (time_references)
         self._files: dict[str, Path] = {}
