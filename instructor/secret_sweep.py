@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from autograder.grader import engine
@@ -24,15 +25,15 @@ from shared.parts import MODULES
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def sweep(submission: Path, secrets: list[str], parts: tuple[str, ...] | None = None) -> list[tuple[str, list]]:
-    """[(secret, the results that lost points)] of `submission` graded without training under each secret."""
-    found = []
+def sweep(submission: Path, secrets: Iterable[str], parts: tuple[str, ...] | None = None,
+          ) -> Iterator[tuple[str, list]]:
+    """(secret, the results that lost points) of `submission` graded without training, one secret at a time: each
+    pair comes as soon as its grade ends (a grade takes about half a minute), so `run` can print it then."""
     for secret in secrets:
         with tempfile.TemporaryDirectory(prefix="captionkit-sweep-") as scratch:
             ctx = GradingContext(Path(scratch) / "grader", shared=Path(scratch) / "shared", test_secret=secret)
             report = engine.grade(submission, parts=parts, skip_training=True, ctx=ctx)
-        found.append((secret, [r for r in report.results if r.score < r.max_score]))
-    return found
+        yield secret, [r for r in report.results if r.score < r.max_score]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if not submission.is_dir():
         raise SystemExit(f"--submission: expected a folder of the seven modules, got {submission}")
     lost_any = False
-    for secret, lost in sweep(submission, [new_test_secret() for _ in range(args.secrets)],
+    for secret, lost in sweep(submission, (new_test_secret() for _ in range(args.secrets)),
                               tuple(args.part) if args.part else None):
         lost_any = lost_any or bool(lost)
         print(f"secret {secret}: " + ("every point" if not lost else

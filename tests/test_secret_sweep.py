@@ -1,5 +1,6 @@
 """`python -m instructor secret-sweep`: the reference graded under fresh test secrets, every lost point reported."""
 import argparse
+import types
 
 import pytest
 
@@ -32,3 +33,17 @@ def test_a_lost_point_is_reported_with_its_case_and_exits_1(tmp_path, capsys):
     assert "bleu.closest_length_ties_go_to_the_shorter_reference (public): 0 / 2" in out
     assert "refs=[[" in out   # the failing case
 
+
+
+def test_each_secret_is_reported_as_soon_as_its_grade_ends(tmp_path, monkeypatch, capsys):
+    """A sweep of ten secrets takes minutes: the line of one secret is printed before the next grade starts."""
+    printed_before_each_grade = []
+
+    def grade(submission, parts, skip_training, ctx):
+        printed_before_each_grade.append(capsys.readouterr().out)
+        return types.SimpleNamespace(results=[])
+
+    monkeypatch.setattr(engine, "grade", grade)
+    assert secret_sweep.run(argparse.Namespace(secrets=2, part=None, submission=str(tmp_path))) == 0
+    first, second = printed_before_each_grade
+    assert first == "" and second.startswith("secret ") and second.rstrip().endswith(": every point")
