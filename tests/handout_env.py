@@ -30,13 +30,18 @@ def session_folder(tmp_path_factory, name: str) -> Path:
     return shared
 
 
-def _once(folder: Path, make) -> None:
-    """make() unless a worker of this session did it already (folder/done), under the folder's lock."""
+def _once(folder: Path, make, busy=None):
+    """make() unless a worker of this session did it already (folder/done), under the folder's lock. With `busy`:
+    while another worker holds the lock, return busy() instead of waiting for it (else None)."""
     with open(folder / "lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | (fcntl.LOCK_NB if busy else 0))
+        except BlockingIOError:
+            return busy()
         if not (folder / "done").exists():
             make()
             (folder / "done").write_text("")
+    return None
 
 
 @pytest.fixture(scope="session")
@@ -103,17 +108,16 @@ def handout_verdicts_of(tmp_path_factory, built, student_python):
 
     def verdicts(variant) -> dict[str, str]:
         folder = session_folder(tmp_path_factory, f"captionkit-handout-variants-{variant.part}")
-        with open(folder / "lock", "w") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:   # another worker is checking the part's variants
-                alone = folder / "alone" / f"{variant.name}-{os.getpid()}"
-                found = handout_verdicts(built[0], student_python, variant.part, [make_submission(alone, variant)])
-                return found[str(alone)]
-            if not (folder / "verdicts.json").exists():
-                variants = [v for v in all_variants() if v.part == variant.part]
-                found = handout_verdicts(built[0], student_python, variant.part,
-                                         [make_submission(folder / v.name, v) for v in variants])
-                (folder / "verdicts.json").write_text(json.dumps({Path(f).name: r for f, r in found.items()}))
-        return json.loads((folder / "verdicts.json").read_text())[variant.name]
+
+        def make() -> None:
+            variants = [v for v in all_variants() if v.part == variant.part]
+            found = handout_verdicts(built[0], student_python, variant.part,
+                                     [make_submission(folder / v.name, v) for v in variants])
+            (folder / "verdicts.json").write_text(json.dumps({Path(f).name: r for f, r in found.items()}))
+
+        def alone() -> dict[str, str]:
+            submission = make_submission(folder / "alone" / f"{variant.name}-{os.getpid()}", variant)
+            return handout_verdicts(built[0], student_python, variant.part, [submission])[str(submission)]
+
+        return _once(folder, make, busy=alone) or json.loads((folder / "verdicts.json").read_text())[variant.name]
     return verdicts

@@ -34,7 +34,6 @@ def test_a_lost_point_is_reported_with_its_case_and_exits_1(tmp_path, capsys):
     assert "refs=[[" in out   # the failing case
 
 
-
 def test_each_secret_is_reported_as_soon_as_its_grade_ends(tmp_path, monkeypatch, capsys):
     """A sweep of ten secrets takes minutes: the line of one secret is printed before the next grade starts."""
     printed_before_each_grade = []
