@@ -60,9 +60,10 @@ class Isolation:
         if self.uid is not None:
             os.chown(path, self.uid, self.gid)
 
-    def sweep(self) -> int:
-        """Kill every process of the sandbox user and delete its temporary files (the module's `sweep`)."""
-        return sweep(self)
+    def sweep(self, keep: frozenset[int] = frozenset()) -> int:
+        """Kill every process of the sandbox user but those in `keep` and delete its temporary files (the module's
+        `sweep`)."""
+        return sweep(self, keep)
 
 
 def _run_quietly(cmd: list[str], timeout: float = 60) -> bool:
@@ -281,15 +282,16 @@ def _reap() -> None:
             return
 
 
-def sweep(isolation: Isolation) -> int:
-    """Kill every process of the sandbox user and delete its files in the temporary folders.
-    Returns how many processes were killed. A no-op without a dedicated user."""
+def sweep(isolation: Isolation, keep: frozenset[int] = frozenset()) -> int:
+    """Kill every process of the sandbox user but those in `keep` (a part's zygote and its init, between two workers
+    of the part) and delete its files in the temporary folders. Returns how many processes were killed. A no-op
+    without a dedicated user."""
     if isolation.uid is None:
         return 0
     _reap()
     killed = 0
     for _ in range(20):  # a fork bomb may respawn between scans
-        pids = processes_of(isolation.uid)
+        pids = [pid for pid in processes_of(isolation.uid) if pid not in keep]
         if not pids:
             break
         for pid in pids:

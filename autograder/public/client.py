@@ -6,9 +6,11 @@ Student code never runs in this process. What comes back is plain data, checked 
 from __future__ import annotations
 
 import builtins
+import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -46,6 +48,14 @@ class OverMemory(Exception):
     """The worker's process tree used more memory than Limits.tree_memory_bytes."""
 
 
+class ZygoteLost(Exception):
+    """The part's zygote is gone or no longer the process it was (autograder/worker/main.py)."""
+
+
+FORK_SECONDS = 15   # how long a zygote that answered before may take to fork a worker
+KILL_SECONDS = 5    # ... to kill one and collect its status
+
+
 class WorkerDied(Exception):
     """The worker exited, was killed, or overran its time limit. The message is one line."""
 
@@ -77,8 +87,9 @@ class Isolation(Protocol):
     def owns(self, path: Path) -> None:
         """Give `path` to the sandbox user (a no-op without one)."""
 
-    def sweep(self) -> int:
-        """Kill every process the sandbox user left behind; return how many (0 without one)."""
+    def sweep(self, keep: frozenset[int] = frozenset()) -> int:
+        """Kill every process the sandbox user left behind but those in `keep` (the part's zygote); return how many
+        (0 without one)."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +104,7 @@ class SeparateProcess:
     def owns(self, path: Path) -> None:
         pass
 
-    def sweep(self) -> int:
+    def sweep(self, keep: frozenset[int] = frozenset()) -> int:
         return 0
 
 
@@ -148,7 +159,12 @@ class Worker:
         self.limits = limits or Limits()
         self.deadline = deadline
         self.on_progress = None   # set by the engine: on_progress(epoch, epochs, loss) after each training epoch
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen | None = None     # the zygote's process, as started (_start_zygote)
+        self.control: socket.socket | None = None      # the zygote's control socket
+        self.zygote: tuple[tuple[int, int], ...] | None = None   # see _find_zygote
+        self.child: int | None = None                  # the running worker's pid, as the zygote sees it
+        self.child_started: int | None = None          # its start time (outside a PID namespace)
+        self.stdout = self.work = self.requests = self.replies = None
         self.dead_reason: str | None = None
         self.import_error: StudentError | None = None
         self.scratch.mkdir(parents=True, exist_ok=True)
@@ -169,6 +185,10 @@ class Worker:
             raise
 
     # -- lifecycle -----------------------------------------------------------------------------
+    # The part's workers are forked from one zygote (autograder/worker/main.py), which imports torch once: a worker
+    # starts in milliseconds instead of seconds. The zygote runs as the sandbox user, never imports student code and
+    # is not dumpable. Student code can signal it (it is of the same user), which costs only its own part: a zygote
+    # that no longer answers is replaced by a fresh one.
     def _start(self) -> None:
         work = self.scratch / "work"
         shutil.rmtree(work, ignore_errors=True)
@@ -176,36 +196,18 @@ class Worker:
         os.chmod(work, 0o700)
         self.isolation.owns(work)
         self.work = work
-        req_r, req_w = os.pipe()
-        rep_r, rep_w = os.pipe()
-        self.stdout = open(self.scratch / "output.txt", "ab")
-        os.chmod(self.scratch / "output.txt", 0o600)
-        lim = self.limits
-        # In a PID namespace of its own the worker is not its first process, which would ignore its own crashes.
-        python = [sys.executable, "-I", "-S", "-B", str(self.runtime / "autograder" / "worker" / "init.py"), "--"] \
-            if self.isolation.pid_namespace else [sys.executable]
-        cmd = [*self.isolation.prefix, *python, "-I", "-B", "--check-hash-based-pycs", "always",
-               "-X", "faulthandler", str(self.runtime / "autograder" / "worker" / "main.py"),
-               "--module", self.module,
-               "--requests", str(req_r), "--replies", str(rep_w), "--memory", str(lim.memory_bytes),
-               "--cpu", str(lim.cpu_seconds), "--file-size", str(lim.file_bytes), "--processes", str(lim.processes)]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.stdout, stderr=subprocess.STDOUT,
-                                     pass_fds=(req_r, rep_w), cwd=work, start_new_session=True,
-                                     env=self._environment())
-        os.close(req_r)
-        os.close(rep_w)
-        self.requests, self.replies = protocol.nonblocking(req_w), rep_r
         config = time_limits.LIMITS
         deadline = earliest(Deadline.after(config.seconds(config.startup), "the worker did not start in time"),
                             self.deadline)
-        startup = max(deadline.left(), 1.0)
         try:
+            self._fork(deadline)
+            startup = max(deadline.left(), 1.0)
             protocol.send(self.requests, {"references": self.references, "source": self.source}, timeout=startup)
             hello = protocol.receive(self.replies, timeout=startup)
         except protocol.ChannelTimeout:
             self.kill(deadline.reached)
             return
-        except (protocol.ChannelClosed, protocol.MessageTooLarge, OSError) as exc:
+        except (protocol.ChannelClosed, protocol.MessageTooLarge, OSError, ZygoteLost) as exc:
             self.kill(f"the worker did not start ({type(exc).__name__})")
             return
         except Exception:  # noqa: BLE001 (an unreadable message: the worker's, so the student's)
@@ -221,6 +223,96 @@ class Worker:
         self.import_error = StudentError(*error)
         self.kill(f"{self.module}.py could not be imported: {self.import_error}")
 
+    def _fork(self, deadline: Deadline) -> None:
+        """A worker forked from the zygote, connected to this grader by two new pipes; a fresh zygote first when
+        there is none or the one there was is gone (a zygote that stops answering is ended by the request that
+        waited for it: _control)."""
+        fresh = not self._zygote_running()
+        if fresh:
+            self._end_zygote()
+            self._start_zygote()
+        timeout = deadline.left() if fresh else min(deadline.left(), FORK_SECONDS)
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        try:
+            answer = self._control({"fork": str(self.work)}, timeout, fds=(req_r, rep_w))
+        except BaseException:
+            for fd in (req_w, rep_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(req_r)
+            os.close(rep_w)
+        self.requests, self.replies = protocol.nonblocking(req_w), rep_r
+        if type(answer.get("pid")) is not int:
+            raise ZygoteLost("the zygote did not fork")
+        self.child = answer["pid"]
+        self.child_started = start_time(self.child) if not self.isolation.pid_namespace else None
+        if self.zygote is None:   # found at its first fork: no student code has run yet
+            self.zygote = self._find_zygote()
+
+    def _start_zygote(self) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.stdout = open(self.scratch / "output.txt", "ab")
+        os.chmod(self.scratch / "output.txt", 0o600)
+        lim = self.limits
+        # In a PID namespace of its own the worker is not its first process, which would ignore its own crashes.
+        python = [sys.executable, "-I", "-S", "-B", str(self.runtime / "autograder" / "worker" / "init.py"), "--"] \
+            if self.isolation.pid_namespace else [sys.executable]
+        cmd = [*self.isolation.prefix, *python, "-I", "-B", "--check-hash-based-pycs", "always",
+               "-X", "faulthandler", str(self.runtime / "autograder" / "worker" / "main.py"),
+               "--module", self.module, "--control", str(theirs.fileno()), "--memory", str(lim.memory_bytes),
+               "--cpu", str(lim.cpu_seconds), "--file-size", str(lim.file_bytes), "--processes", str(lim.processes)]
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.stdout, stderr=subprocess.STDOUT,
+                                         pass_fds=(theirs.fileno(),), cwd=self.scratch, start_new_session=True,
+                                         env=self._environment())
+        finally:
+            theirs.close()
+        self.control, self.zygote = ours, None
+
+    def _control(self, request: dict, timeout: float, fds: tuple[int, ...] = ()) -> dict:
+        """Send the zygote one request and return its answer; ZygoteLost when it has none, ChannelTimeout when it
+        has none within `timeout` seconds."""
+        if self.control is None:
+            raise ZygoteLost("no zygote")
+        self.control.settimeout(max(timeout, 0.01))
+        try:
+            socket.send_fds(self.control, [json.dumps(request).encode()], list(fds))
+            answer = self.control.recv(4096)
+        except TimeoutError:   # a late answer must never be read as the next request's: this zygote is done
+            self.control.close()
+            self.control = None
+            raise protocol.ChannelTimeout("the zygote did not answer in time") from None
+        except OSError as exc:
+            raise ZygoteLost(f"the zygote is gone ({type(exc).__name__})") from None
+        try:
+            answer = json.loads(answer) if answer else None
+        except ValueError:
+            answer = None
+        if not isinstance(answer, dict):
+            raise ZygoteLost("the zygote is gone")
+        return answer
+
+    def _find_zygote(self) -> tuple[tuple[int, int], ...]:
+        """(pid, start time) of the zygote and, in a PID namespace, of its init: the sandbox user's processes a
+        sweep between two workers of the part leaves running."""
+        chain = [self.proc.pid]
+        if self.isolation.pid_namespace:   # unshare (root) -> init -> zygote
+            for _ in range(2):
+                below = children_of(chain[-1])
+                if len(below) != 1:
+                    raise ZygoteLost("the zygote's process could not be found")
+                chain.append(below[0])
+            chain = chain[1:]
+        return tuple((pid, start_time(pid)) for pid in chain)
+
+    def _zygote_running(self) -> bool:
+        """The zygote is running and is still the process found at its first fork (a pid is never trusted alone)."""
+        if self.proc is None or self.proc.poll() is not None or self.control is None:
+            return False
+        return self.zygote is None or all(start_time(pid) == started for pid, started in self.zygote)
+
     def _environment(self) -> dict:
         """A scrubbed environment: nothing of the grader's but what Python and torch need."""
         return {"PATH": "/usr/bin:/bin", "HOME": str(self.work), "TMPDIR": str(self.work), "LANG": "C.UTF-8",
@@ -229,15 +321,35 @@ class Worker:
 
     @property
     def alive(self) -> bool:
-        return self.proc is not None and self.dead_reason is None and self.proc.poll() is None
+        return self.child is not None and self.dead_reason is None
 
     def kill(self, reason: str) -> None:
-        """Kill the worker's whole process group, then every process of the sandbox user; remember why."""
+        """Kill the running worker (its process group, through the zygote), then every process of the sandbox user
+        but the zygote (and its init); remember why. Without a zygote that answers, kill them all (_end_zygote)."""
         if self.dead_reason is None:
             self.dead_reason = reason
-        if self.proc is not None:
+        self._close_channel()
+        try:
+            if self.child is not None:
+                self._control({"kill": self.child}, KILL_SECONDS)
+                self.child = None
+            if not (self._zygote_running() and self.zygote is not None):
+                raise ZygoteLost("the zygote is gone")
+            self.isolation.sweep(keep=frozenset(pid for pid, _ in self.zygote))
+        except (ZygoteLost, protocol.ChannelTimeout):
+            self._end_zygote()
+
+    def _end_zygote(self) -> None:
+        """Kill the zygote's process group, the running worker's and every process of the sandbox user."""
+        self._close_channel()
+        groups = [self.proc.pid] if self.proc is not None else []
+        # Outside a PID namespace (whose end takes every process in it) the worker's group is not the zygote's; its pid
+        # is the one the zygote saw, checked to be the same process before it is signalled.
+        if self.child is not None and not self.isolation.pid_namespace and start_time(self.child) == self.child_started:
+            groups.append(self.child)
+        for group in groups:
             try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
+                os.killpg(group, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
         self.isolation.sweep()
@@ -246,6 +358,13 @@ class Worker:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 pass
+        if self.control is not None:
+            self.control.close()
+        if self.stdout is not None:
+            self.stdout.close()
+        self.proc = self.control = self.stdout = self.zygote = self.child = None
+
+    def _close_channel(self) -> None:
         for fd in ("requests", "replies"):
             if getattr(self, fd, None) is not None:
                 try:
@@ -254,15 +373,24 @@ class Worker:
                     pass
                 setattr(self, fd, None)
 
+    def _why_ended(self, seconds: float = 10) -> str:
+        """Why the running worker ended (describe_exit), from its exit status as the zygote collected it within
+        `seconds`."""
+        try:
+            status = self._control({"wait": self.child, "seconds": seconds}, seconds + KILL_SECONDS).get("status")
+        except (ZygoteLost, protocol.ChannelTimeout):
+            return "the worker ended with the zygote it was forked from (killed by the student's code or for memory)"
+        return describe_exit(os.waitstatus_to_exitcode(status) if type(status) is int else None)
+
     def close(self) -> None:
-        self.kill("closed")
-        self.stdout.close()
+        if self.dead_reason is None:
+            self.dead_reason = "closed"
+        self._end_zygote()
         shutil.rmtree(self.work, ignore_errors=True)
 
     def restart(self) -> None:
-        """A fresh worker for the same part (after a crash or a timeout in one check)."""
+        """A fresh worker for the same part (after a crash or a timeout in one check, or before its hidden checks)."""
         self.kill("restarted")
-        self.stdout.close()
         self.dead_reason = None
         self._start()
 
@@ -312,8 +440,7 @@ class Worker:
             self.kill(str(exc))
             raise WorkerDied(self.dead_reason)
         except (protocol.ChannelClosed, BrokenPipeError):
-            code = self.proc.wait(timeout=10)
-            self.kill(describe_exit(code, self.isolation.pid_namespace))
+            self.kill(self._why_ended())
             raise WorkerDied(self.dead_reason)
         except Exception as exc:  # noqa: BLE001 (an unreadable or oversized reply)
             self.kill(f"sent an unreadable reply ({type(exc).__name__})")
@@ -409,12 +536,27 @@ def _proportional_bytes(pid: int) -> int:
         return 0
 
 
-def _session_of(pid: int) -> int | None:
+def _stat_field(pid: int, index: int) -> int | None:
+    """Field `index` of /proc/PID/stat, counted from the one after the command name (0: the state)."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[3])
+            return int(f.read().rsplit(")", 1)[1].split()[index])
     except (OSError, ValueError, IndexError):
         return None
+
+
+def _session_of(pid: int) -> int | None:
+    return _stat_field(pid, 3)
+
+
+def start_time(pid: int) -> int | None:
+    """When process `pid` started (clock ticks after boot), None when there is none: with its pid, its identity."""
+    return _stat_field(pid, 19)
+
+
+def children_of(parent: int) -> list[int]:
+    """The pids of the processes whose parent is `parent`."""
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and _stat_field(int(p), 1) == parent]
 
 
 def processes_of(uid: int) -> list[int]:

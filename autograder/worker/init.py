@@ -33,10 +33,11 @@ PR_SET_DUMPABLE = 4
 NOT_STARTED = 127          # the worker's program could not be run (a shell's status for it)
 
 
-def not_dumpable() -> None:
-    """Make this process's /proc files root's, so no process of the same user can read or write its memory."""
-    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0) failed")
+def set_dumpable(dumpable: bool) -> None:
+    """Not dumpable: this process's /proc files are root's, so no process of the same user can read or write its
+    memory, trace it or take its descriptors (the zygote of autograder/worker/main.py uses it too)."""
+    if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, int(dumpable), 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl(PR_SET_DUMPABLE, {int(dumpable)}) failed")
 
 
 def exit_status(wait_status: int) -> int:
@@ -66,7 +67,7 @@ def main(argv: list[str]) -> None:
     arguments = argv[1:] if argv[:1] == ["--"] else argv
     if not arguments:
         sys.exit("usage: init.py -- PYTHON_ARGUMENT ...")
-    not_dumpable()
+    set_dumpable(False)
     # Python's one handler (SIGINT): without it this process ignores every signal sent from inside its namespace.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     os._exit(run(arguments))

@@ -1,16 +1,22 @@
-"""The worker: the only process that imports student code.
+"""The worker: the only process that imports student code, and the zygote each worker of a part is forked from.
 
-Started by autograder.public.client from a copy of the code it needs (isolation.build_runtime), with one
-part's module staged alone in a folder. In order, before any student code runs, it limits its own
-resources (an unprivileged process cannot raise them back), caps its printed output, and installs the
-reference modules of earlier parts that the grader sent it (in memory: the files stay unreadable). Then
-it imports the student's module and answers requests `{"recipe": name, "kwargs": {...}}` with
-`{"ok": result}` or `{"error": {...}}` until the channel closes; a training recipe sends
-`{"progress": {"epoch": e, "epochs": n, "loss": x}}` after each epoch before its answer, with "tokens" (the
-captions of the epoch's model) in a training check, which the grader answers with `{"stop": bool}`. Requests and
-replies are plain data (autograder.worker.protocol).
+Started by autograder.public.client from a copy of the code it needs (isolation.build_runtime), one process per
+part: the zygote. Before any student code exists it limits its own resources (an unprivileged process cannot raise
+them back), installs its seccomp filter, makes itself not dumpable (its /proc files are then root's: no process of
+its user can read or write its memory or take its descriptors) and imports torch and the part's recipes, once.
+Then it serves the grader's control socket: each request `{"fork": WORK}` carries two pipe descriptors and starts
+one worker, a forked child that keeps only those two pipes, becomes dumpable again, enters WORK, and serves; the
+zygote itself never imports student code and never holds a reference's source. `{"kill": PID}` kills a worker
+(its process group) and `{"wait": PID, "seconds": S}` waits for one to end; both answer with its wait status.
 
-    python -I -B RUNTIME/autograder/worker/main.py --module decoding --requests FD --replies FD ...
+A worker, in order: installs the reference modules of earlier parts that the grader sent it in its first message
+(in memory: the files stay unreadable), caps its printed output, imports the student's module and answers requests
+`{"recipe": name, "kwargs": {...}}` with `{"ok": result}` or `{"error": {...}}` until the channel closes; a
+training recipe sends `{"progress": {"epoch": e, "epochs": n, "loss": x}}` after each epoch before its answer, with
+"tokens" (the captions of the epoch's model) in a training check, which the grader answers with `{"stop": bool}`.
+Requests and replies are plain data (autograder.worker.protocol).
+
+    python -I -B RUNTIME/autograder/worker/main.py --module decoding --control FD --memory BYTES ...
 
 The student's module arrives as text in the first message (the staged file is readable by the grader only); it
 is compiled under the name SUBMISSION/<module>.py, a path that exists nowhere, and its lines are given to
@@ -21,9 +27,12 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import io
+import json
 import linecache
 import os
 import resource
+import signal
+import socket
 import sys
 import time
 import traceback
@@ -166,14 +175,11 @@ def report_epoch(requests: int, replies: int, epoch: int, epochs: int, loss: flo
 
 
 def serve(module: str, requests: int, replies: int) -> None:
-    import torch
-
     from autograder.worker import protocol
     from autograder.worker.forbidden import ForbiddenOpError, bound_references, forbid, originals
     from autograder.worker.memory import release_memory
     from shared.training import seed_everything
 
-    torch.set_num_threads(1)
     start = protocol.receive(requests)
     references = install_references(start["references"])  # the source text is not kept
     source, start = start["source"], None
@@ -220,11 +226,105 @@ def serve(module: str, requests: int, replies: int) -> None:
             release_memory()
 
 
+def preload(module: str) -> None:
+    """Import what every worker of the part imports before student code runs, once, in the zygote."""
+    import torch
+
+    from autograder.worker import forbidden, memory, protocol, recipes  # noqa: F401
+    from shared import training  # noqa: F401
+
+    torch.set_num_threads(1)   # before any fork: a forked child must not inherit a thread pool
+    recipes.load(module)
+
+
+def close_all_but(keep: set[int]) -> None:
+    """Close every descriptor above 2 that is not in `keep`."""
+    low = 3
+    for fd in sorted(keep | {os.sysconf("SC_OPEN_MAX")}):
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+
+
+REQUESTS, REPLIES = 3, 4   # a worker's two pipes: the grader's requests, its replies
+
+
+def become_worker(module: str, control: socket.socket, requests: int, replies: int, work: str) -> None:
+    """In a child just forked by the zygote: keep only the worker's own two pipes, as REQUESTS and REPLIES (never the
+    control socket or a later worker's channel), take a process group of its own (the grader kills a worker by its group), become
+    dumpable again (the zygote is not; the worker's /proc files are its user's, as a worker's always were), enter
+    `work` and serve. Never returns."""
+    try:
+        control.close()
+        requests, replies = os.dup(requests), os.dup(replies)   # above 4, so that the two moves below cannot collide
+        os.dup2(requests, REQUESTS)
+        os.dup2(replies, REPLIES)
+        close_all_but({REQUESTS, REPLIES})
+        os.setpgid(0, 0)
+        from autograder.worker.init import set_dumpable
+        set_dumpable(True)
+        os.chdir(work)
+        serve(module, REQUESTS, REPLIES)
+    finally:
+        os._exit(0)  # skip atexit handlers and threads the student's code may have left behind
+
+
+def wait_for(pid: int, statuses: dict[int, int], seconds: float | None) -> int | None:
+    """The wait status of the zygote's child `pid` once it has ended (within `seconds`; None: as long as it takes),
+    else None. Statuses already collected are kept in `statuses`."""
+    deadline = None if seconds is None else time.monotonic() + seconds
+    while pid not in statuses:
+        try:
+            done, status = os.waitpid(pid, 0 if deadline is None else os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if done == pid:
+            statuses[pid] = status
+        elif time.monotonic() >= deadline:
+            return None
+        else:
+            time.sleep(0.01)
+    return statuses[pid]
+
+
+def zygote(module: str, control: socket.socket) -> None:
+    """Serve the grader's control requests (see the module's docstring) until it closes the socket."""
+    statuses: dict[int, int] = {}
+    children: set[int] = set()
+    while True:
+        data, fds, _, _ = socket.recv_fds(control, 4096, 2)
+        if not data:
+            return
+        request = json.loads(data)
+        if "fork" in request:
+            for pid in list(children):   # collect the workers that ended by themselves
+                wait_for(pid, statuses, 0)
+            pid = os.fork()
+            if pid == 0:
+                become_worker(module, control, fds[0], fds[1], request["fork"])
+            for fd in fds:
+                os.close(fd)
+            children.add(pid)
+            answer = {"pid": pid}
+        else:
+            pid = request.get("kill", request.get("wait"))
+            if pid not in children:
+                answer = {"status": None}
+            else:
+                if "kill" in request:
+                    for kill in (os.killpg, os.kill):   # its group, and the worker itself if it left the group
+                        try:
+                            kill(pid, signal.SIGKILL)
+                        except (ProcessLookupError, PermissionError):
+                            pass
+                answer = {"status": wait_for(pid, statuses, request.get("seconds"))}
+        control.send(json.dumps(answer).encode())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--module", required=True)
-    parser.add_argument("--requests", type=int, required=True)
-    parser.add_argument("--replies", type=int, required=True)
+    parser.add_argument("--control", type=int, required=True)
     parser.add_argument("--memory", type=int, required=True)
     parser.add_argument("--cpu", type=int, required=True)
     parser.add_argument("--file-size", type=int, required=True)
@@ -232,13 +332,16 @@ def main() -> None:
     args = parser.parse_args()
     limit_resources(args.memory, args.cpu, args.file_size, args.processes)
     from autograder.worker.confine import confine
+    from autograder.worker.init import set_dumpable
     problem = confine()
     if problem:
         print(f"worker: {problem}", file=sys.stderr, flush=True)
     try:
-        serve(args.module, args.requests, args.replies)
+        set_dumpable(False)
+        preload(args.module)
+        zygote(args.module, socket.socket(fileno=args.control))
     finally:
-        os._exit(0)  # skip atexit handlers and threads the student's code may have left behind
+        os._exit(0)
 
 
 if __name__ == "__main__":

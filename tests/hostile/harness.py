@@ -265,6 +265,7 @@ def hidden_output_allowed(r: CheckResult) -> bool:
         r"the worker was killed by [A-Z0-9]+( \(likely out of memory\))?",
         r"the worker exited with status \d+ \(the student's code ended the process\)",
         r"the worker stopped answering",
+        re.escape("the worker ended with the zygote it was forked from (killed by the student's code or for memory)"),
         r"the worker is not running",
         r"sent an unreadable reply \(\w+\)",
         r"sent a malformed reply",

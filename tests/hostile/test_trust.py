@@ -320,10 +320,10 @@ def test_A36_other_processes_are_invisible_to_the_worker_or_out_of_its_reach():
     # The grade's first note says which: the mode the grader runs in, in one line.
     assert isolation.note in graded.report.notes, graded.report.notes
     assert ("own PID namespace" if isolation.pid_namespace else "no PID namespace") in isolation.note, isolation.note
+    zygote = str(found["ppid"])   # the worker's parent: the part's zygote (autograder/worker/main.py)
     if isolation.pid_namespace:
-        assert found["ppid"] == 1, found["ppid"]
         listed = {pid: other["cmdline"][:200] for pid, other in found["others"].items()}
-        assert set(listed) == {"1"}, f"the worker sees processes beside its own init: {listed}"
+        assert set(listed) == {"1", zygote}, f"the worker sees processes beside its own init and zygote: {listed}"
     secrets = (str(hidden_seed()), f"{hidden_test_secret():032x}")
     for pid, other in found["others"].items():
         what = f"process {pid} ({other['cmdline'][:200]!r})"
@@ -332,9 +332,10 @@ def test_A36_other_processes_are_invisible_to_the_worker_or_out_of_its_reach():
             continue   # a kernel thread or an ended process: its maps open, but no program's memory is behind them
         reached = {name: outcome for name, outcome in other["reach"].items() if outcome in ("read", "allowed")}
         if other["uid"] == found["uid"]:
-            # Only the worker's own init may be of its user: it ignores signals from inside its namespace, and is
-            # not dumpable, so its private files are root's.
-            assert isolation.pid_namespace and pid == "1", f"another process of the sandbox user: {what}"
+            # Only the worker's zygote and its own init may be of its user. Neither is dumpable, so their private files
+            # are root's. Init ignores signals from inside its namespace; the zygote takes them, which costs only
+            # this part's later workers (test_A37_...).
+            assert pid == zygote or (isolation.pid_namespace and pid == "1"), f"another process of the sandbox user: {what}"
             reached.pop("signal", None)
         assert not reached, f"the worker reached {reached} of {what}"
 
@@ -363,6 +364,31 @@ def test_A36_without_root_other_processes_are_invisible_where_the_kernel_allows_
     # The worker is not the namespace's first process, which would ignore its own abort().
     aborted = subprocess.run([*isolation.prefix, *init, "import os; os.abort()"], capture_output=True, timeout=60)
     assert describe_exit(aborted.returncode, under_init=True) == "the worker was killed by SIGABRT", aborted
+
+
+# -- A37: the zygote a part's workers are forked from -----------------------------------------------------------
+
+@pytest.mark.caps
+def test_A37_a_worker_that_stops_its_zygote_still_gets_every_point(tmp_path):
+    """A stopped zygote cannot fork the worker of the hidden checks: the grader replaces it and grading goes on."""
+    graded = run_grade(build("A37_zygote_signalled", tmp_path / "sub", SIGNAL="SIGSTOP"), ("decoding",),
+                       public_only=False)
+    assert_contained(graded, within=2 * BOUND)
+    assert graded.full_marks("decoding"), graded.describe()
+
+
+@pytest.mark.caps
+def test_A37_a_worker_that_kills_its_zygote_costs_only_its_part(tmp_path):
+    """Outside a PID namespace the worker lives on and a fresh zygote serves the hidden checks; inside one, the
+    zygote's end is the namespace's (its init exits with it) and takes the worker along: no worker of the part starts."""
+    graded = run_grade(build("A37_zygote_signalled", tmp_path / "sub", SIGNAL="SIGKILL", also=("bleu",)),
+                       ("decoding", "bleu"), public_only=False)
+    assert_contained(graded, within=3 * BOUND)
+    assert graded.full_marks("bleu"), graded.describe()
+    for r in graded.results("decoding"):   # inside a PID namespace the race of the namespace's end and a call
+        assert r.passed or r.output.startswith("the worker"), graded.describe()   # decides which checks it costs
+    if not detect().pid_namespace:
+        assert graded.full_marks("decoding"), graded.describe()
 
 
 # -- a submission's wall-clock watchdog on Gradescope (issue #10: "a wall-clock watchdog per submission") ----------

@@ -9,7 +9,7 @@ import torch as _torch
 
 from autograder.worker import protocol as _protocol
 
-_replies = int(_sys.argv[_sys.argv.index("--replies") + 1])
+_replies = 4    # the worker's reply pipe (autograder/worker/main.py, REPLIES)
 _reference_greedy_decode = greedy_decode
 
 
