@@ -164,6 +164,8 @@ class Worker:
         self.zygote: tuple[tuple[int, int], ...] | None = None   # see _find_zygote
         self.child: int | None = None                  # the running worker's pid, as the zygote sees it
         self.child_started: int | None = None          # its start time (outside a PID namespace)
+        self.became = False                            # the running worker is the zygote itself
+        self.starts = 0                                # workers started for the part
         self.stdout = self.work = self.requests = self.replies = None
         self.dead_reason: str | None = None
         self.import_error: StudentError | None = None
@@ -185,10 +187,10 @@ class Worker:
             raise
 
     # -- lifecycle -----------------------------------------------------------------------------
-    # The part's workers are forked from one zygote (autograder/worker/main.py), which imports torch once: a worker
-    # starts in milliseconds instead of seconds. The zygote runs as the sandbox user, never imports student code and
-    # is not dumpable. Student code can signal it (it is of the same user), which costs only its own part: a zygote
-    # that no longer answers is replaced by a fresh one.
+    # A part's first worker is forked from a zygote (autograder/worker/main.py), which imports torch once; its second
+    # (the hidden checks') is the zygote itself, so two workers cost one import. The zygote runs as the sandbox user,
+    # never imports student code before it becomes a worker, and is not dumpable until then. Student code can signal
+    # it (it is of the same user), which costs only its own part: a zygote that no longer answers is replaced.
     def _start(self) -> None:
         work = self.scratch / "work"
         shutil.rmtree(work, ignore_errors=True)
@@ -232,10 +234,14 @@ class Worker:
             self._end_zygote()
             self._start_zygote()
         timeout = deadline.left() if fresh else min(deadline.left(), FORK_SECONDS)
+        # The part's first worker is forked; every later one is a zygote itself (the running one, else a fresh one):
+        # a zygote beside a worker costs memory (the pages the worker writes are copied), and it sits beside the
+        # part's largest workers, the hidden checks' training ones, only if a first worker is not forked.
+        become, self.starts = self.starts > 0, self.starts + 1
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         try:
-            answer = self._control({"fork": str(self.work)}, timeout, fds=(req_r, rep_w))
+            answer = self._control({"become" if become else "fork": str(self.work)}, timeout, fds=(req_r, rep_w))
         except BaseException:
             for fd in (req_w, rep_r):
                 os.close(fd)
@@ -246,7 +252,7 @@ class Worker:
         self.requests, self.replies = protocol.nonblocking(req_w), rep_r
         if type(answer.get("pid")) is not int:
             raise ZygoteLost("the zygote did not fork")
-        self.child = answer["pid"]
+        self.child, self.became = answer["pid"], become
         self.child_started = start_time(self.child) if not self.isolation.pid_namespace else None
         if self.zygote is None:   # found at its first fork: no student code has run yet
             self.zygote = self._find_zygote()
@@ -309,7 +315,7 @@ class Worker:
 
     def _zygote_running(self) -> bool:
         """The zygote is running and is still the process found at its first fork (a pid is never trusted alone)."""
-        if self.proc is None or self.proc.poll() is not None or self.control is None:
+        if self.proc is None or self.proc.poll() is not None or self.control is None or self.became:
             return False
         return self.zygote is None or all(start_time(pid) == started for pid, started in self.zygote)
 
@@ -330,6 +336,8 @@ class Worker:
             self.dead_reason = reason
         self._close_channel()
         try:
+            if self.became:
+                raise ZygoteLost("the worker is the zygote")
             if self.child is not None:
                 self._control({"kill": self.child}, KILL_SECONDS)
                 self.child = None
@@ -363,6 +371,7 @@ class Worker:
         if self.stdout is not None:
             self.stdout.close()
         self.proc = self.control = self.stdout = self.zygote = self.child = None
+        self.became = False
 
     def _close_channel(self) -> None:
         for fd in ("requests", "replies"):
@@ -376,6 +385,12 @@ class Worker:
     def _why_ended(self, seconds: float = 10) -> str:
         """Why the running worker ended (describe_exit), from its exit status as the zygote collected it within
         `seconds`."""
+        if self.became:   # the zygote itself: its status is the started process's (through init in a PID namespace)
+            try:
+                code = self.proc.wait(timeout=seconds)
+            except subprocess.TimeoutExpired:
+                code = None
+            return describe_exit(code, self.isolation.pid_namespace)
         try:
             status = self._control({"wait": self.child, "seconds": seconds}, seconds + KILL_SECONDS).get("status")
         except (ZygoteLost, protocol.ChannelTimeout):

@@ -6,7 +6,9 @@ them back), installs its seccomp filter, makes itself not dumpable (its /proc fi
 its user can read or write its memory or take its descriptors) and imports torch and the part's recipes, once.
 Then it serves the grader's control socket: each request `{"fork": WORK}` carries two pipe descriptors and starts
 one worker, a forked child that keeps only those two pipes, becomes dumpable again, enters WORK, and serves; the
-zygote itself never imports student code and never holds a reference's source. `{"kill": PID}` kills a worker
+zygote never imports student code and never holds a reference's source. `{"become": WORK}`, with two pipes too,
+makes the zygote itself the next worker (the grader asks it for a part's second worker, the one of the hidden checks:
+so no zygote sits beside the largest workers, the training ones, and a part imports torch once for two workers). `{"kill": PID}` kills a worker
 (its process group) and `{"wait": PID, "seconds": S}` waits for one to end; both answer with its wait status.
 
 A worker, in order: installs the reference modules of earlier parts that the grader sent it in its first message
@@ -25,6 +27,7 @@ linecache so that tracebacks show them.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import io
 import json
@@ -235,6 +238,10 @@ def preload(module: str) -> None:
 
     torch.set_num_threads(1)   # before any fork: a forked child must not inherit a thread pool
     recipes.load(module)
+    # What is imported now lives as long as the zygote: out of the collector's reach, so that no collection in a worker
+    # writes to (and so copies) the pages it shares with the zygote.
+    gc.collect()
+    gc.freeze()
 
 
 def close_all_but(keep: set[int]) -> None:
@@ -249,7 +256,8 @@ def close_all_but(keep: set[int]) -> None:
 REQUESTS, REPLIES = 3, 4   # a worker's two pipes: the grader's requests, its replies
 
 
-def become_worker(module: str, control: socket.socket, requests: int, replies: int, work: str) -> None:
+def become_worker(module: str, control: socket.socket, requests: int, replies: int, work: str,
+                  own_group: bool = True) -> None:
     """In a child just forked by the zygote: keep only the worker's own two pipes, as REQUESTS and REPLIES (never the
     control socket or a later worker's channel), take a process group of its own (the grader kills a worker by its group), become
     dumpable again (the zygote is not; the worker's /proc files are its user's, as a worker's always were), enter
@@ -260,7 +268,8 @@ def become_worker(module: str, control: socket.socket, requests: int, replies: i
         os.dup2(requests, REQUESTS)
         os.dup2(replies, REPLIES)
         close_all_but({REQUESTS, REPLIES})
-        os.setpgid(0, 0)
+        if own_group:
+            os.setpgid(0, 0)
         from autograder.worker.init import set_dumpable
         set_dumpable(True)
         os.chdir(work)
@@ -306,6 +315,9 @@ def zygote(module: str, control: socket.socket) -> None:
                 os.close(fd)
             children.add(pid)
             answer = {"pid": pid}
+        elif "become" in request:   # the zygote's last worker is the zygote itself: no second process beside it
+            control.send(json.dumps({"pid": os.getpid()}).encode())
+            become_worker(module, control, fds[0], fds[1], request["become"], own_group=False)
         else:
             pid = request.get("kill", request.get("wait"))
             if pid not in children:

@@ -370,7 +370,7 @@ def test_A36_without_root_other_processes_are_invisible_where_the_kernel_allows_
 
 @pytest.mark.caps
 def test_A37_a_worker_that_stops_its_zygote_still_gets_every_point(tmp_path):
-    """A stopped zygote cannot fork the worker of the hidden checks: the grader replaces it and grading goes on."""
+    """A stopped zygote cannot become the worker of the hidden checks: the grader replaces it and grading goes on."""
     graded = run_grade(build("A37_zygote_signalled", tmp_path / "sub", SIGNAL="SIGSTOP"), ("decoding",),
                        public_only=False)
     assert_contained(graded, within=2 * BOUND)
@@ -380,7 +380,8 @@ def test_A37_a_worker_that_stops_its_zygote_still_gets_every_point(tmp_path):
 @pytest.mark.caps
 def test_A37_a_worker_that_kills_its_zygote_costs_only_its_part(tmp_path):
     """Outside a PID namespace the worker lives on and a fresh zygote serves the hidden checks; inside one, the
-    zygote's end is the namespace's (its init exits with it) and takes the worker along: no worker of the part starts."""
+    zygote's end is the namespace's (its init exits with it) and takes the worker along: the checks it was serving
+    fail, and a fresh zygote serves the rest."""
     graded = run_grade(build("A37_zygote_signalled", tmp_path / "sub", SIGNAL="SIGKILL", also=("bleu",)),
                        ("decoding", "bleu"), public_only=False)
     assert_contained(graded, within=3 * BOUND)
