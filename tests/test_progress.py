@@ -102,14 +102,10 @@ def test_a_malformed_progress_message_is_refused(message):
 # -- judged epochs: the grader stops a training run once its captions reach the threshold --------------------------
 
 FORGING_MODULE = '''
-import sys as _sys
-
 import torch as _torch
 
 from autograder.worker import protocol as _protocol
-
-_requests = int(_sys.argv[_sys.argv.index("--requests") + 1])
-_replies = int(_sys.argv[_sys.argv.index("--replies") + 1])
+from autograder.worker.main import REPLIES as _replies, REQUESTS as _requests
 
 
 def ngram_counts(tokens, n):
