@@ -4,12 +4,13 @@ Started by autograder.public.client from a copy of the code it needs (isolation.
 part: the zygote. Before any student code exists it limits its own resources (an unprivileged process cannot raise
 them back), installs its seccomp filter, makes itself not dumpable (its /proc files are then root's: no process of
 its user can read or write its memory or take its descriptors) and imports torch and the part's recipes, once.
-Then it serves the grader's control socket: each request `{"fork": WORK}` carries two pipe descriptors and starts
-one worker, a forked child that keeps only those two pipes, becomes dumpable again, enters WORK, and serves; the
-zygote never imports student code and never holds a reference's source. `{"become": WORK}`, with two pipes too,
-makes the zygote itself the next worker (the grader asks it for a part's second worker, the one of the hidden checks:
-so no zygote sits beside the largest workers, the training ones, and a part imports torch once for two workers). `{"kill": PID}` kills a worker
-(its process group) and `{"wait": PID, "seconds": S}` waits for one to end; both answer with its wait status.
+Then it serves the grader's control socket: a request `{"fork": WORK}` carries two pipe descriptors and starts a
+worker, a forked child that keeps only those two pipes, becomes dumpable again, enters WORK and serves; until then the
+zygote runs no student code and never holds a reference's source. `{"become": WORK}`, with two pipes too, makes the
+zygote itself the next worker (the grader asks it for a part's second worker, the hidden checks': so no zygote sits
+beside the largest workers, the training ones, and a part imports torch once for two workers). `{"kill": PID}` kills
+a forked worker (its process group) and `{"wait": PID, "seconds": S}` waits for one to end; both answer with its wait
+status.
 
 A worker, in order: installs the reference modules of earlier parts that the grader sent it in its first message
 (in memory: the files stay unreadable), caps its printed output, imports the student's module and answers requests
@@ -258,10 +259,10 @@ REQUESTS, REPLIES = 3, 4   # a worker's two pipes: the grader's requests, its re
 
 def become_worker(module: str, control: socket.socket, requests: int, replies: int, work: str,
                   own_group: bool = True) -> None:
-    """In a child just forked by the zygote: keep only the worker's own two pipes, as REQUESTS and REPLIES (never the
-    control socket or a later worker's channel), take a process group of its own (the grader kills a worker by its group), become
-    dumpable again (the zygote is not; the worker's /proc files are its user's, as a worker's always were), enter
-    `work` and serve. Never returns."""
+    """Turn a child just forked by the zygote (or, `own_group` False, the zygote itself) into a worker: keep only its
+    two pipes, as REQUESTS and REPLIES (never the control socket or a later worker's channel), take a process group
+    of its own (the grader kills a forked worker by its group), become dumpable again (the zygote is not; a worker's
+    /proc files are its user's, as they always were), enter `work` and serve. Never returns."""
     try:
         control.close()
         requests, replies = os.dup(requests), os.dup(replies)   # above 4, so that the two moves below cannot collide

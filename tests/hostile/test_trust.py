@@ -335,7 +335,8 @@ def test_A36_other_processes_are_invisible_to_the_worker_or_out_of_its_reach():
             # Only the worker's zygote and its own init may be of its user. Neither is dumpable, so their private files
             # are root's. Init ignores signals from inside its namespace; the zygote takes them, which costs only
             # this part's later workers (test_A37_...).
-            assert pid == zygote or (isolation.pid_namespace and pid == "1"), f"another process of the sandbox user: {what}"
+            assert pid == zygote or (isolation.pid_namespace and pid == "1"), \
+                f"another process of the sandbox user: {what}"
             reached.pop("signal", None)
         assert not reached, f"the worker reached {reached} of {what}"
 
