@@ -245,15 +245,6 @@ def preload(module: str) -> None:
     gc.freeze()
 
 
-def close_all_but(keep: set[int]) -> None:
-    """Close every descriptor above 2 that is not in `keep`."""
-    low = 3
-    for fd in sorted(keep | {os.sysconf("SC_OPEN_MAX")}):
-        if fd >= low:
-            os.closerange(low, fd)
-            low = fd + 1
-
-
 REQUESTS, REPLIES = 3, 4   # a worker's two pipes: the grader's requests, its replies
 
 
@@ -268,7 +259,7 @@ def become_worker(module: str, control: socket.socket, requests: int, replies: i
         requests, replies = os.dup(requests), os.dup(replies)   # above 4, so that the two moves below cannot collide
         os.dup2(requests, REQUESTS)
         os.dup2(replies, REPLIES)
-        close_all_but({REQUESTS, REPLIES})
+        os.closerange(REPLIES + 1, os.sysconf("SC_OPEN_MAX"))
         if own_group:
             os.setpgid(0, 0)
         from autograder.worker.init import set_dumpable
