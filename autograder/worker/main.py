@@ -235,7 +235,10 @@ def preload(module: str) -> None:
     import torch
 
     from autograder.worker import forbidden, memory, protocol, recipes  # noqa: F401
+    from autograder.worker.lazy_dynamo import defer_dynamo_import
     from shared import training  # noqa: F401
+
+    defer_dynamo_import()   # the optimizers' import of torch._dynamo, 2.5 CPU s in every training worker
 
     torch.set_num_threads(1)   # before any fork: a forked child must not inherit a thread pool
     recipes.load(module)

@@ -1,0 +1,52 @@
+"""Keep torch._dynamo out of a worker until something really uses it.
+
+torch 2.13's optimizers import torch._dynamo on their first use, for two things only: `graph_break()` around each
+step and `disable(fn)` on their step functions, both to steer the compiler. Nothing a worker runs compiles, yet the
+import costs every training worker about 2.5 CPU s and 73 MB (docs/grader.md, "torch._dynamo, imported by every
+optimizer"). `defer_dynamo_import()` registers a stand-in under the module's name that answers those two uses as eager
+mode does (`graph_break` does nothing; `disable` returns the function itself) and imports the real module the moment
+anything else of it is asked for, so code that compiles still gets real dynamo. Training is bit-for-bit the same
+(tests/test_lazy_dynamo.py).
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+
+NAME = "torch._dynamo"
+
+
+class _DynamoStandIn(types.ModuleType):
+    """torch._dynamo as eager mode sees it; any other attribute imports the real module and comes from there."""
+
+    def graph_break(self, msg: str = "") -> None:
+        """Outside compiled code, a graph break does nothing."""
+
+    def disable(self, fn=None, recursive=True, *, reason=None, wrapping=True):
+        """Outside compiled code, a function with dynamo disabled is the function."""
+        return fn if fn is not None else (lambda f: f)
+
+    def __getattr__(self, name: str):
+        return getattr(_import_real(), name)
+
+
+def _import_real() -> types.ModuleType:
+    import torch
+
+    if isinstance(sys.modules.get(NAME), _DynamoStandIn):
+        del sys.modules[NAME]
+    real = importlib.import_module(NAME)
+    torch._dynamo = real
+    return real
+
+
+def defer_dynamo_import() -> None:
+    """Register the stand-in, unless torch._dynamo is imported already (then there is nothing left to save)."""
+    import torch
+
+    if NAME in sys.modules:
+        return
+    stand_in = _DynamoStandIn(NAME, __doc__)
+    sys.modules[NAME] = stand_in
+    torch._dynamo = stand_in
