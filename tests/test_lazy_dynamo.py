@@ -66,3 +66,17 @@ def test_any_other_use_imports_the_real_module():
     got = _run(code)
     assert got == {"module": "module", "same": True, "limit": got["limit"], "backends": True}
     assert isinstance(got["limit"], int)
+
+
+def test_the_timing_host_times_the_real_import_in_a_child_and_keeps_the_stand_in():
+    """The reference's timing runs add the seconds of torch._dynamo's real import (budgets unchanged) but train with
+    the stand-in: the real module's memory never sits beside them (autograder.grader.context)."""
+    code = textwrap.dedent("""
+        import json, sys
+        from autograder.grader.context import import_optimizer_machinery
+        seconds = import_optimizer_machinery()
+        print(json.dumps({"seconds": seconds, "module": type(sys.modules["torch._dynamo"]).__name__,
+                          "again": import_optimizer_machinery()}))
+    """)
+    got = _run(code)
+    assert got["seconds"] > 0.05 and got["module"] == "_DynamoStandIn" and got["again"] == 0.0

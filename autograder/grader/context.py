@@ -17,6 +17,7 @@ from typing import Callable
 import torch
 
 from autograder.public import limits
+from autograder.worker.lazy_dynamo import defer_dynamo_import
 from shared.encoder import CaptionData, Split, load_data
 from shared.encoder import cache_dir as encoder_cache_dir
 
@@ -140,14 +141,14 @@ class GradingContext:
 
     def time_references(self, timings: list[Callable[[GradingContext], object]],
                         first_use: Callable[[], float] | None = None) -> None:
-        """Run `timings` (each calls self.budget) in one forked copy of this process that imports torch._dynamo
-        once first, and keep the seconds they measured.
+        """Run `timings` (each calls self.budget) in one forked copy of this process that times torch._dynamo's
+        import once first, and keep the seconds they measured.
 
-        Every torch optimizer imports torch._dynamo on first use (2.5 CPU s, docs/grader.md), so each timing run
-        forked from this process would pay that import inside its clock. Here it is paid once, timed, and added to
-        each run's measured seconds, as if that run had paid it: every budget stays what it was, the grade costs
-        one import instead of one per trained part. `first_use() -> seconds` does that import (default
-        import_optimizer_machinery). A timing that fails here is left to its check, which times
+        Every torch optimizer imports torch._dynamo on first use in a plain process (2.5 CPU s, docs/grader.md), and
+        the budgets have always counted that import in each run. Here it is timed once and added to each run's
+        measured seconds, as if that run had paid it: every budget stays what it was, the grade costs one import
+        instead of one per trained part, and the runs train with the workers' stand-in for the module.
+        `first_use() -> seconds` does that import (default import_optimizer_machinery). A timing that fails here is left to its check, which times
         its reference again (in a child of this process) and reports the grader's error in its own result."""
         self.data   # loaded (or read from the cache) here, not in the child, whose copy dies with it
         if not timings:
@@ -215,13 +216,23 @@ class PublicContext(GradingContext):
 
 
 def import_optimizer_machinery() -> float:
-    """Import torch._dynamo, which every torch optimizer imports on first use; return the wall seconds it took (0
-    when this process had imported it already: a timing run forked from it would not pay it either)."""
+    """The wall seconds torch._dynamo's import takes (every torch optimizer imports it on first use in a plain
+    process), measured in a forked child that exits with it: its 73 MB are not kept beside the timing runs. Then this
+    process takes the stand-in every worker has (autograder.worker.lazy_dynamo), so the runs forked from it train as
+    a student's worker does. 0 when this process has torch._dynamo (or the stand-in) already."""
     if "torch._dynamo" in sys.modules:
         return 0.0
-    t0 = time.perf_counter()
-    import torch._dynamo  # noqa: F401
-    return time.perf_counter() - t0
+
+    def timed() -> bytes:
+        t0 = time.perf_counter()
+        import torch._dynamo  # noqa: F401
+        return repr(time.perf_counter() - t0).encode()
+
+    status, reply = _in_forked_child(timed)
+    if status != 0 or not reply:
+        raise RuntimeError(f"importing torch._dynamo failed (wait status {status})")
+    defer_dynamo_import()
+    return float(reply)
 
 
 def _timed_in_child(run: Callable[..., object], setup: Callable[[], object] | None = None) -> float:
