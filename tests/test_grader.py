@@ -4,6 +4,8 @@ results.json follows Gradescope's format without leaking hidden material."""
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -43,6 +45,25 @@ def test_a_malformed_rubric_is_rejected(tmp_path):
     bad.write_text(json.dumps({"version": 1, "parts": {"bleu": {"checks": {"x": {"points": -1, "visibility": "public"}}}}}))
     with pytest.raises(jsonschema.ValidationError):
         rubric_mod.load(bad)
+
+
+def test_a_grading_process_validates_the_rubric_without_jsonschema_s_iri_grammar(tmp_path):
+    """rubric.load imports jsonschema without rfc3987_syntax (1.5 CPU s at import, for a format the schema never
+    uses), and still rejects a malformed rubric; the package stays importable afterwards."""
+    bad = tmp_path / "rubric.json"
+    bad.write_text(json.dumps({"version": 1, "parts": {"bleu": {"checks": {"x": {"points": -1}}}}}))
+    code = ("import sys\n"
+            "from autograder.grader import rubric\n"
+            "rubric.load()\n"
+            "assert 'rfc3987_syntax' not in sys.modules, 'rfc3987_syntax was imported'\n"
+            "try:\n"
+            f"    rubric.load({str(bad)!r})\n"
+            "except sys.modules['jsonschema'].ValidationError:\n"
+            "    print('rejected')\n"
+            "import rfc3987_syntax\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["rejected"]
 
 
 def test_reference_scores_full_marks_on_every_part(reference_report):
