@@ -7,7 +7,6 @@ import json
 import os
 import secrets
 import shutil
-import sys
 import time
 import traceback
 from functools import cached_property
@@ -17,7 +16,7 @@ from typing import Callable
 import torch
 
 from autograder.public import limits
-from autograder.worker.lazy_dynamo import defer_dynamo_import
+from autograder.worker.lazy_dynamo import defer_dynamo_import, has_real_dynamo, import_real
 from shared.encoder import CaptionData, Split, load_data
 from shared.encoder import cache_dir as encoder_cache_dir
 
@@ -77,7 +76,7 @@ class GradingContext:
         self.seed = hidden_seed() if seed is None else seed
         self.test_secret = hidden_test_secret(test_secret)   # test_secret (hex): another course's (secret-sweep)
         self._reference_seconds: dict[str, float] = {}
-        self._import_seconds = 0.0   # torch._dynamo's import, paid once before the timing runs (time_references)
+        self._import_seconds: float | None = None   # torch._dynamo's import, timed once (import_optimizer_machinery)
         self._files: dict[str, Path] = {}
         self._artifacts: dict[str, dict] = {}   # part -> what its checks kept for the feedback report
         self._replies: dict[str, object] = {}   # what a check's worker returned, for later checks (keep_reply)
@@ -136,6 +135,8 @@ class GradingContext:
         if given, prepares the reference's inputs outside the clock and is passed to `reference_run`."""
         if key not in self._reference_seconds:
             self.data  # loaded (or read from the cache) before the clock starts
+            if self._import_seconds is None:   # not timed by time_references: a timing run of a check's own
+                self._import_seconds = import_optimizer_machinery()
             self._reference_seconds[key] = (_timed_in_child(reference_run, setup) + self._import_seconds) * scale
         return limits.LIMITS.budget_factor * self._reference_seconds[key] + limits.LIMITS.budget_allowance
 
@@ -216,16 +217,17 @@ class PublicContext(GradingContext):
 
 
 def import_optimizer_machinery() -> float:
-    """The wall seconds torch._dynamo's import takes (every torch optimizer imports it on first use in a plain
+    """The wall seconds torch._dynamo's real import takes (every torch optimizer imports it on first use in a plain
     process), measured in a forked child that exits with it: its 73 MB are not kept beside the timing runs. Then this
-    process takes the stand-in every worker has (autograder.worker.lazy_dynamo), so the runs forked from it train as
-    a student's worker does. 0 when this process has torch._dynamo (or the stand-in) already."""
-    if "torch._dynamo" in sys.modules:
+    process takes the stand-in every worker has (autograder.worker.lazy_dynamo), if it has none yet, so the runs
+    forked from it train as a student's worker does. 0 when this process has the real module already (a run forked
+    from it would not pay the import either)."""
+    if has_real_dynamo():
         return 0.0
 
     def timed() -> bytes:
         t0 = time.perf_counter()
-        import torch._dynamo  # noqa: F401
+        import_real()
         return repr(time.perf_counter() - t0).encode()
 
     status, reply = _in_forked_child(timed)

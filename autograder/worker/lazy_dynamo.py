@@ -28,21 +28,32 @@ class _DynamoStandIn(types.ModuleType):
         return fn if fn is not None else (lambda f: f)
 
     def __getattr__(self, name: str):
-        return getattr(_import_real(), name)
+        if name.startswith("__") and name.endswith("__") and name != "__path__":
+            # What tools ask of every module they find in sys.modules (hypothesis reads each one's __file__):
+            # no reason to import; __path__ is asked by an import of a submodule, which needs the real package.
+            raise AttributeError(name)
+        return getattr(import_real(), name)
 
 
-def _import_real() -> types.ModuleType:
+def has_real_dynamo() -> bool:
+    """Whether this process has imported the real torch._dynamo."""
+    return NAME in sys.modules and not isinstance(sys.modules[NAME], _DynamoStandIn)
+
+
+def import_real() -> types.ModuleType:
+    """The real torch._dynamo, imported now if the stand-in (or nothing) holds its place."""
     import torch
 
     if isinstance(sys.modules.get(NAME), _DynamoStandIn):
         del sys.modules[NAME]
-    real = importlib.import_module(NAME)
-    torch._dynamo = real
-    return real
+        if isinstance(torch.__dict__.get("_dynamo"), _DynamoStandIn):
+            del torch._dynamo   # as before any import: the import sets it when the module is complete
+    return importlib.import_module(NAME)
 
 
 def defer_dynamo_import() -> None:
-    """Register the stand-in, unless torch._dynamo is imported already (then there is nothing left to save)."""
+    """Register the stand-in, unless torch._dynamo is imported already (then there is nothing left to save). The
+    grading process registers it too: its own checks build optimizers (Part 7's styled update)."""
     import torch
 
     if NAME in sys.modules:
