@@ -20,7 +20,7 @@ from torch import nn
 
 from autograder.public import golden
 from autograder.public.checks import check, current_round
-from autograder.public.compare import CheckFailed, expect, expect_tensor, expect_tuple, type_name
+from autograder.public.compare import CheckFailed, expect, expect_tensor, expect_tuple, index_of, type_name
 from autograder.public.strategies import FEW, factored_cases, style_mixes
 from shared.vocab import END, PAD, STYLE_IDS, VOCAB, VOCAB_SIZE, encode_batch
 
@@ -242,7 +242,7 @@ def _styled_captions(seed: int, n: int, length: int = T_STYLE) -> torch.Tensor:
 
 def _largest_change(before: torch.Tensor, after: torch.Tensor) -> str:
     diff = (after.double() - before.double()).abs()
-    idx = tuple(int(i) for i in torch.unravel_index(diff.argmax(), diff.shape))
+    idx = index_of(diff.argmax(), diff.shape)
     return f"largest change {diff[idx].item():.3g} at {idx}"
 
 
@@ -306,9 +306,9 @@ def _check_isolation(student, seed, sizes, optimizer, style_before, start, n=6, 
                     raise CheckFailed(f"{name}: row {r} ({VOCAB[r]!r}, not a style word) changed (by up to "
                                       f"{change:.3g}); only the rows of the style words {list(STYLE_IDS)} may "
                                       f"move [{step}]")
-            else:
-                expect(torch.equal(new, old), f"{name} changed ({_largest_change(old, new)}); every parameter but "
-                       f"S['romantic'] and the style-word rows must stay bit-for-bit unchanged", step)
+            elif not torch.equal(new, old):
+                raise CheckFailed(f"{name} changed ({_largest_change(old, new)}); every parameter but S['romantic'] "
+                                  f"and the style-word rows must stay bit-for-bit unchanged [{step}]")
         out_moved = any(not torch.equal(after[p][rows], before[p][rows]) for p in ("out.weight", "out.bias"))
         expect(out_moved, "no style-word row of out.weight or out.bias changed: the styled update must train them",
                step)
