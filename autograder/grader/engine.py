@@ -27,7 +27,6 @@ from autograder.public.client import Worker, WorkerFactory, remove_tree
 from autograder.public.limits import Deadline, part_deadline
 from autograder.public.progress import Progress
 from autograder.public.runner import GRADER_ERROR, CheckResult, GradeReport, grade_part
-from autograder.worker.lazy_dynamo import defer_dynamo_import
 from shared.parts import BY_MODULE, MODULES
 
 GRADING_ORDER = ("bleu", "decoding", "show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")
@@ -58,7 +57,6 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
     (x LIMITS.scale, autograder.public.limits), on top of each part's; the parts it leaves no time for are not
     run."""
     torch.set_num_threads(1)
-    defer_dynamo_import()   # the grader's own checks build optimizers too (docs/grader.md, "torch._dynamo")
     rubric = rubric_mod.load()
     report = GradeReport()
     started = time.monotonic()

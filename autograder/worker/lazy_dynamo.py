@@ -52,8 +52,7 @@ def import_real() -> types.ModuleType:
 
 
 def defer_dynamo_import() -> None:
-    """Register the stand-in, unless torch._dynamo is imported already (then there is nothing left to save). The
-    grading process registers it too: its own checks build optimizers (Part 7's styled update)."""
+    """Register the stand-in, unless torch._dynamo is imported already (then there is nothing left to save)."""
     import torch
 
     if NAME in sys.modules:
