@@ -5,8 +5,9 @@ step and `disable(fn)` on their step functions, both to steer the compiler. Noth
 import costs every training worker about 2.5 CPU s and 73 MB (docs/grader.md, "torch._dynamo, imported by every
 optimizer"). `defer_dynamo_import()` registers a stand-in under the module's name that answers those two uses as eager
 mode does (`graph_break` does nothing; `disable` returns the function itself) and imports the real module the moment
-anything else of it is asked for, so code that compiles still gets real dynamo. Training is bit-for-bit the same
-(tests/test_lazy_dynamo.py).
+anything else of it is asked for, so code that compiles still gets real dynamo (though an optimizer that stepped
+before then keeps its step functions undisabled, which matters only to code that compiles them). Training is
+bit-for-bit the same (tests/test_lazy_dynamo.py).
 """
 from __future__ import annotations
 
