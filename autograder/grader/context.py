@@ -149,8 +149,9 @@ class GradingContext:
         the budgets have always counted that import in each run. Here it is timed once and added to each run's
         measured seconds, as if that run had paid it: every budget stays what it was, the grade costs one import
         instead of one per trained part, and the runs train with the workers' stand-in for the module.
-        `first_use() -> seconds` does that import (default import_optimizer_machinery). A timing that fails here is left to its check, which times
-        its reference again (in a child of this process) and reports the grader's error in its own result."""
+        `first_use() -> seconds` does that import (default import_optimizer_machinery). A timing that fails here is
+        left to its check, which times its reference again (in a child of this process) and reports the grader's
+        error in its own result."""
         self.data   # loaded (or read from the cache) here, not in the child, whose copy dies with it
         if not timings:
             return
@@ -224,17 +225,9 @@ def import_optimizer_machinery() -> float:
     from it would not pay the import either)."""
     if has_real_dynamo():
         return 0.0
-
-    def timed() -> bytes:
-        t0 = time.perf_counter()
-        import_real()
-        return repr(time.perf_counter() - t0).encode()
-
-    status, reply = _in_forked_child(timed)
-    if status != 0 or not reply:
-        raise RuntimeError(f"importing torch._dynamo failed (wait status {status})")
+    seconds = _timed_in_child(import_real)
     defer_dynamo_import()
-    return float(reply)
+    return seconds
 
 
 def _timed_in_child(run: Callable[..., object], setup: Callable[[], object] | None = None) -> float:
@@ -253,7 +246,7 @@ def _timed_in_child(run: Callable[..., object], setup: Callable[[], object] | No
 
     status, reply = _in_forked_child(timed)
     if status != 0 or not reply:
-        raise RuntimeError(f"the reference's timing run failed (wait status {status})")
+        raise RuntimeError(f"the timing run failed (wait status {status})")
     return float(reply)
 
 
