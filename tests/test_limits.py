@@ -74,42 +74,172 @@ def test_limits_are_read_when_used(monkeypatch):
     assert 13.0 < part_deadline().left() <= 14.0
 
 
-# Training budgets: every reference is timed in a forked copy of the grader (GradingContext.budget), all of them in
-# one timing host that pays the optimizers' first-use import once (GradingContext.time_references).
+# Training budgets (GradingContext.budget): the reference is timed in a forked copy of the grader, and only for a run
+# that needs it (autograder.grader.training.run_within_budget): a run is first given the least budget any machine
+# grants, the budget with the reference's own time at zero.
+
+IMPORT_SECONDS = 0.5
+
 
 def _pause(seconds: float) -> None:
     time.sleep(seconds)
 
 
-def test_references_timed_together_keep_each_budget_and_count_the_shared_import_in_each(tmp_path):
-    from autograder.grader.context import GradingContext
+@pytest.fixture
+def ctx(tmp_path, monkeypatch):
+    """A grading context without data whose optimizers' import 'takes' IMPORT_SECONDS (counted: timed once)."""
+    from autograder.grader import context
 
-    ctx = GradingContext(tmp_path)
+    imports = []
+    monkeypatch.setattr(context, "import_optimizer_machinery", lambda: imports.append(1) or IMPORT_SECONDS)
+    ctx = context.GradingContext(tmp_path)
     ctx.__dict__["data"] = None   # the timings below need no data set
+    ctx.imports = imports
+    return ctx
+
+
+def test_a_budget_times_its_reference_once_in_a_forked_copy_and_counts_the_import_in_each_run(ctx):
     ran_here = []
-    ctx.time_references([lambda c: c.budget("a", lambda: ran_here.append(_pause(0.2)), scale=3),
-                         lambda c: c.budget("b", _pause, setup=lambda: 0.1)],
-                        first_use=lambda: 0.5)
+    budget = ctx.budget("a", lambda: ran_here.append(_pause(0.2)), scale=3)
+    ctx.budget("b", _pause, setup=lambda: 0.1)
     seconds = ctx.reference_seconds
     assert ran_here == [], "a reference was timed in the grading process itself, not in a forked copy"
-    assert set(seconds) == {"a", "b"}
-    assert 3 * (0.2 + 0.5) <= seconds["a"] < 3 * (0.2 + 0.5) + 3, seconds   # the import counted in every run, scaled
-    assert 0.1 + 0.5 <= seconds["b"] < 0.1 + 0.5 + 1, seconds
-    assert ctx.budget("a", lambda: pytest.fail("timed twice")) == \
-        limits.LIMITS.budget_factor * seconds["a"] + limits.LIMITS.budget_allowance
+    assert 3 * (0.2 + IMPORT_SECONDS) <= seconds["a"] < 3 * (0.2 + IMPORT_SECONDS) + 3, seconds   # scaled
+    assert 0.1 + IMPORT_SECONDS <= seconds["b"] < 0.1 + IMPORT_SECONDS + 1, seconds
+    assert budget == limits.LIMITS.budget_factor * seconds["a"] + limits.LIMITS.budget_allowance
+    assert ctx.budget("a", lambda: pytest.fail("timed twice")) == budget
+    assert ctx.imports == [1], "the optimizers' import is timed once per grading run"
 
 
-def test_a_reference_that_fails_to_time_is_left_to_its_check_and_the_others_are_kept(tmp_path, capfd):
-    from autograder.grader.context import GradingContext
-
+def test_a_reference_that_fails_to_time_raises_the_grader_s_error(ctx, capfd):
     def broken():
         raise RuntimeError("the reference broke")
 
-    ctx = GradingContext(tmp_path)
-    ctx.__dict__["data"] = None
-    ctx.time_references([lambda c: c.budget("broken", broken), lambda c: c.budget("fine", lambda: None)],
-                        first_use=lambda: 0.0)
-    assert set(ctx.reference_seconds) == {"fine"}
-    assert "the reference broke" in capfd.readouterr().err
-    with pytest.raises(RuntimeError, match="timing run failed"):   # the check times it again and reports it
+    with pytest.raises(RuntimeError, match="timing run failed"):
         ctx.budget("broken", broken)
+    assert "the reference broke" in capfd.readouterr().err
+    assert not ctx.knows_budget("broken")
+
+
+@pytest.mark.parametrize("scale", [1, 8, 12])
+def test_the_least_budget_is_a_lower_bound_of_every_budget_of_its_scale(ctx, scale):
+    least = ctx.least_budget(scale)
+    assert least == limits.LIMITS.budget_factor * IMPORT_SECONDS * scale + limits.LIMITS.budget_allowance
+    assert least <= ctx.budget("instant", lambda: None, scale=scale)
+    assert least < ctx.budget("slow", lambda: _pause(0.3), scale=scale)
+
+
+class _Run:
+    """A student's training run as run_within_budget sees it: `train(seconds)` ends with a reply when the run needs
+    at most `seconds`, else its worker is killed and TimedOut raised (autograder.public.client.Worker.call)."""
+
+    def __init__(self, needs: float, ends=None):
+        self.needs, self.ends = needs, ends
+        self.alive, self.given, self.restarts = True, [], 0
+
+    def train(self, seconds: float):
+        from autograder.public.client import TimedOut
+
+        assert self.alive, "a call on a dead worker"
+        self.given.append(seconds)
+        if self.ends is not None:
+            self.alive = False
+            raise self.ends
+        if self.needs > seconds:
+            self.alive = False
+            raise TimedOut(f"timed out after {seconds:.0f} s")
+        return {"seconds": self.needs}
+
+    def restart(self) -> None:
+        self.restarts += 1
+        self.alive = True
+
+
+def _spec(run: _Run):
+    """A training spec of 12 epochs whose reference 'trains' 0.3 s an epoch, and refuses to be timed while the
+    student's worker is alive (the timing child exits non-zero, so the budget raises)."""
+    from autograder.grader.training import SPECS
+
+    def reference(ctx, seed, epochs, prepared):
+        if run.alive:
+            raise RuntimeError("the reference was timed beside a live worker")
+        _pause(0.3)
+    return dataclasses.replace(SPECS["show_and_tell"], part="toy", train_reference=reference,
+                               prepare=lambda ctx: None)
+
+
+def test_a_run_within_the_least_budget_never_times_its_reference(ctx):
+    from autograder.grader.training import run_within_budget
+
+    run = _Run(needs=5.0)
+    assert run_within_budget(_spec(run), run, ctx, run.train) == {"seconds": 5.0}
+    assert run.given == [ctx.least_budget(12)] and run.restarts == 0
+    assert not ctx.knows_budget("toy"), "the reference was timed for a run that did not need it"
+
+
+def test_a_run_past_the_least_budget_is_stopped_timed_and_run_again_with_its_budget(ctx):
+    from autograder.grader.training import run_within_budget
+
+    least = ctx.least_budget(12)
+    run = _Run(needs=least + 5)   # within its budget: about 3 x 12 x (0.3 + 0.5) + 15 s
+    spec = _spec(run)
+    assert run_within_budget(spec, run, ctx, run.train) == {"seconds": least + 5}
+    assert ctx.knows_budget("toy"), "the reference was not timed"
+    assert run.given == [least, spec.time_budget(ctx)] and run.restarts == 1
+    assert run.given[1] > least + 5
+
+
+def test_a_run_past_its_budget_fails_with_the_budget_s_timeout(ctx):
+    from autograder.grader.training import run_within_budget
+    from autograder.public.client import TimedOut
+
+    run = _Run(needs=10 ** 6)
+    spec = _spec(run)
+    with pytest.raises(TimedOut) as ended:
+        run_within_budget(spec, run, ctx, run.train)
+    assert str(ended.value) == f"timed out after {spec.time_budget(ctx):.0f} s"
+    assert run.given == [ctx.least_budget(12), spec.time_budget(ctx)]
+    # With the budget known (timed for an earlier run of the same grading run), one attempt with the budget.
+    again = _Run(needs=10 ** 6)
+    with pytest.raises(TimedOut):
+        run_within_budget(_spec(again), again, ctx, again.train)
+    assert again.given == [spec.time_budget(ctx)]
+
+
+def test_a_run_ended_by_anything_but_its_own_time_limit_is_not_run_again(ctx):
+    from autograder.grader.training import run_within_budget
+    from autograder.public.client import WorkerDied
+
+    run = _Run(needs=1.0, ends=WorkerDied("the part's time limit was reached"))
+    with pytest.raises(WorkerDied, match="the part's time limit"):
+        run_within_budget(_spec(run), run, ctx, run.train)
+    assert len(run.given) == 1 and run.restarts == 0 and not ctx.knows_budget("toy")
+
+
+SLOW_BLEU = """
+import time
+
+
+def ngram_counts(tokens, n):
+    time.sleep(60)
+"""
+
+
+def test_a_call_ended_by_its_own_timeout_raises_timed_out_and_by_a_deadline_worker_died(tmp_path):
+    from autograder.public.client import SEPARATE_PROCESS, TimedOut, Worker, WorkerDied, copy_runtime
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "bleu.py").write_text(SLOW_BLEU)
+    worker = Worker("bleu", tmp_path / "sub", tmp_path / "scratch", copy_runtime(tmp_path / "runtime"),
+                    SEPARATE_PROCESS)
+    try:
+        with pytest.raises(TimedOut, match="timed out after"):
+            worker.call("bleu.ngram_counts", timeout=0.25, tokens=["1"], n=1)
+        assert not worker.alive
+        worker.restart()
+        check = Deadline.after(0.5, "the check's time limit was reached")
+        with pytest.raises(WorkerDied, match="the check's time limit") as ended:
+            worker.call("bleu.ngram_counts", timeout=30.0, deadline=check, tokens=["1"], n=1)
+        assert not isinstance(ended.value, TimedOut)
+    finally:
+        worker.close()

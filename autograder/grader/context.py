@@ -76,7 +76,7 @@ class GradingContext:
         self.seed = hidden_seed() if seed is None else seed
         self.test_secret = hidden_test_secret(test_secret)   # test_secret (hex): another course's (secret-sweep)
         self._reference_seconds: dict[str, float] = {}
-        self._import_seconds: float | None = None   # torch._dynamo's import, timed once (import_optimizer_machinery)
+        self._import_seconds: float | None = None   # torch._dynamo's import, timed once (time_optimizer_import)
         self._files: dict[str, Path] = {}
         self._artifacts: dict[str, dict] = {}   # part -> what its checks kept for the feedback report
         self._replies: dict[str, object] = {}   # what a check's worker returned, for later checks (keep_reply)
@@ -130,44 +130,38 @@ class GradingContext:
     def budget(self, key: str, reference_run: Callable[..., object], scale: float = 1.0,
                setup: Callable[[], object] | None = None) -> float:
         """The time limit (seconds) for a student's training run: LIMITS.budget_factor x the reference's projected
-        time plus LIMITS.budget_allowance (autograder.public.limits). `reference_run` trains the reference on a slice of the same run, timed once per
-        grading run; `scale` projects that slice to the whole run (say 12 for one epoch of twelve). `setup`,
-        if given, prepares the reference's inputs outside the clock and is passed to `reference_run`."""
+        time plus LIMITS.budget_allowance (autograder.public.limits). `reference_run` trains the reference on a slice
+        of the same run, timed once per grading run in a forked copy of this process, plus the seconds of the
+        optimizers' first-use import (time_optimizer_import); `scale` projects both to the whole run (say 12 for one
+        epoch of twelve). `setup`, if given, prepares the reference's inputs outside the clock and is passed to
+        `reference_run`. Timed only when a run needs it (autograder.grader.training.run_within_budget): never while
+        a student's process is alive."""
         if key not in self._reference_seconds:
             self.data  # loaded (or read from the cache) before the clock starts
-            if self._import_seconds is None:   # not timed by time_references: a timing run of a check's own
-                self._import_seconds = import_optimizer_machinery()
-            self._reference_seconds[key] = (_timed_in_child(reference_run, setup) + self._import_seconds) * scale
+            import_seconds = self.time_optimizer_import()
+            self._reference_seconds[key] = (_timed_in_child(reference_run, setup) + import_seconds) * scale
         return limits.LIMITS.budget_factor * self._reference_seconds[key] + limits.LIMITS.budget_allowance
 
-    def time_references(self, timings: list[Callable[[GradingContext], object]],
-                        first_use: Callable[[], float] | None = None) -> None:
-        """Run `timings` (each calls self.budget) in one forked copy of this process that times torch._dynamo's
-        import once first, and keep the seconds they measured.
+    def knows_budget(self, key: str) -> bool:
+        """Whether the reference behind budget `key` has been timed in this grading run."""
+        return key in self._reference_seconds
 
-        Every torch optimizer imports torch._dynamo on first use in a plain process (2.5 CPU s, docs/grader.md), and
-        the budgets have always counted that import in each run. Here it is timed once and added to each run's
-        measured seconds, as if that run had paid it: every budget stays what it was, the grade costs one import
-        instead of one per trained part, and the runs train with the workers' stand-in for the module.
-        `first_use() -> seconds` does that import (default import_optimizer_machinery). A timing that fails here is
-        left to its check, which times its reference again (in a child of this process) and reports the grader's
-        error in its own result."""
-        self.data   # loaded (or read from the cache) here, not in the child, whose copy dies with it
-        if not timings:
-            return
-        def host() -> bytes:   # import once, then every timing run forked from here
-            self._import_seconds = (first_use or import_optimizer_machinery)()
-            for timing in timings:
-                try:
-                    timing(self)
-                except Exception:  # noqa: BLE001 (the timing run printed its traceback; its check retimes)
-                    continue
-            return json.dumps(self._reference_seconds).encode()
+    def least_budget(self, scale: float = 1.0) -> float:
+        """A lower bound of every budget of `scale` (budget() with the reference's own training time at zero): a run
+        that ends within it ends within its budget, whatever the reference would have measured. Needs only the
+        import's seconds (time_optimizer_import), about a second, where timing a reference costs a training epoch."""
+        return limits.LIMITS.budget_factor * self.time_optimizer_import() * scale + limits.LIMITS.budget_allowance
 
-        status, reply = _in_forked_child(host)
-        if status == 0 and reply:
-            for key, seconds in json.loads(reply).items():
-                self._reference_seconds.setdefault(key, float(seconds))
+    def time_optimizer_import(self) -> float:
+        """Seconds of torch._dynamo's import (every torch optimizer imports it on first use in a plain process: 2.5
+        CPU s, docs/grader.md), timed once per grading run in a forked child (import_optimizer_machinery).
+
+        Every budget counts that import in each run, as if the reference's run had paid it, while the timed runs
+        forked from here train with the workers' stand-in for the module: the grade pays one import, not one per
+        trained part."""
+        if self._import_seconds is None:
+            self._import_seconds = import_optimizer_machinery()
+        return self._import_seconds
 
     @property
     def reference_seconds(self) -> dict[str, float]:

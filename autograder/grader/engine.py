@@ -75,10 +75,10 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
     counts = {p: len(_graded_checks(p, rubric.get(p, {}), public_only, skip_training, training_only)) for p in graded}
     progress.begin(sum(counts.values()))
     try:
-        if not skip_training:
-            progress.step("timing the reference's training runs")
-            _time_references([p for p in graded if (Path(submission) / f"{p}.py").is_file()], ctx, rubric,
-                             public_only)
+        if not skip_training and _trains([p for p in graded if (Path(submission) / f"{p}.py").is_file()], rubric,
+                                         public_only, training_only):
+            progress.step("timing the optimizers' first-use import")
+            ctx.time_optimizer_import()   # before any worker exists: every training run's first time limit needs it
         for i, part in enumerate(graded):
             progress.part(i + 1, len(graded), part, counts[part])
             deadline = part_deadline(None if time_limit is None else started + limits.LIMITS.seconds(time_limit))
@@ -123,13 +123,10 @@ def _graded_checks(part: str, entries: dict[str, rubric_mod.Entry], public_only:
             and (not training_only or c.training) and (not public_only or entries[c.name].visibility == "public")]
 
 
-def _time_references(parts: list[str], ctx: GradingContext, rubric: dict, public_only: bool) -> None:
-    """Time the reference run behind every training check to be graded, before any worker exists
-    (GradingContext.time_references: forked copies of this process, and one beside a worker would put three
-    processes' memory at once into the container's peak)."""
-    ctx.time_references([chk.budget for part in parts
-                         for chk in _graded_checks(part, rubric.get(part, {}), public_only, skip_training=False)
-                         if chk.budget is not None])
+def _trains(parts: list[str], rubric: dict, public_only: bool, training_only: bool) -> bool:
+    """Whether this run grades a training check of any of `parts`."""
+    return any(chk.training
+               for part in parts for chk in _graded_checks(part, rubric.get(part, {}), public_only, False, training_only))
 
 
 def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,

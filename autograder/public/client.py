@@ -60,6 +60,10 @@ class WorkerDied(Exception):
     """The worker exited, was killed, or overran its time limit. The message is one line."""
 
 
+class TimedOut(WorkerDied):
+    """The call's own `timeout` ended it (not the check's or the part's deadline): the worker was killed."""
+
+
 @dataclass
 class Limits:
     """Resource limits of a worker, set by the worker on itself before it imports student code (its time limits:
@@ -420,15 +424,18 @@ class Worker:
 
         The call ends by the earliest of its own `timeout` seconds (default LIMITS.call, x LIMITS.scale), `deadline`
         (the check's, passed by autograder.public.runner) and the part's. Raises StudentError when the student's
-        code raised, WorkerDied when the worker is gone or one of those was reached (it is then killed)."""
+        code raised, WorkerDied when the worker is gone or one of those was reached (it is then killed): TimedOut
+        when it was the call's own `timeout`."""
         if not self.alive:
             raise WorkerDied(self.dead_reason or "the worker is not running")
         config = time_limits.LIMITS
         seconds = config.seconds(config.call if timeout is None else timeout)
-        deadline = earliest(Deadline.after(seconds, f"timed out after {seconds:.0f} s"), deadline, self.deadline)
+        own = Deadline.after(seconds, f"timed out after {seconds:.0f} s")
+        deadline = earliest(own, deadline, self.deadline)
+        ended = TimedOut if deadline is own else WorkerDied
         if deadline.passed:
             self.kill(deadline.reached)
-            raise WorkerDied(self.dead_reason)
+            raise ended(self.dead_reason)
         try:
             protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs}, timeout=deadline.left())
             reply = protocol.receive(self.replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory)
@@ -447,7 +454,7 @@ class Worker:
                 reply = protocol.receive(self.replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory)
         except protocol.ChannelTimeout:
             self.kill(deadline.reached)
-            raise WorkerDied(self.dead_reason)
+            raise ended(self.dead_reason)
         except EvaluationFailed as exc:   # the grader's own error: reported as such, not as the worker's
             self.kill("the grader could not judge a training epoch")
             raise exc.__cause__ from None

@@ -12,7 +12,8 @@
     scale           1     multiplies every wall-clock limit above ($CAPTIONKIT_TIME_SCALE): 1 on a grading machine,
                           more where many grading runs share few cores (the kit's own tests set 4)
     budget_factor   3     a training check's budget: budget_factor x the reference's time, measured in the same
-    budget_allowance 15 s grading run, plus budget_allowance (autograder.grader.context.GradingContext.budget)
+    budget_allowance 15 s grading run when a run needs it, plus budget_allowance
+                          (autograder.grader.context.GradingContext.budget; autograder.grader.training.run_within_budget)
 
 A limit becomes a Deadline (an instant of time.monotonic() and the words that say which limit it was) where it
 starts: the engine makes the part's when the part starts, the runner the check's when the check starts, and a call

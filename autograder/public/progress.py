@@ -25,7 +25,7 @@ class Progress:
         """The run will grade `checks` checks in all."""
 
     def step(self, text: str) -> None:
-        """Work outside any check has started (e.g. timing the reference's training runs)."""
+        """Work outside any check has started (e.g. timing the optimizers' first-use import)."""
 
     def part(self, index: int, count: int, module: str, checks: int) -> None:
         """Part `module`, the index-th (from 1) of the `count` parts this run grades, has started; it has `checks`

@@ -184,6 +184,10 @@ class WithinCheck:
             exc.case = exc.case or describe_call(recipe, kwargs)
             raise
 
+    def restart(self) -> None:
+        """A fresh worker for the rest of this check (a training check runs again once it knows its budget)."""
+        self.worker.restart()
+
 
 def describe_call(recipe: str, kwargs: dict) -> str:
     """"decoding.greedy_decode(model=<ToyModel>, features=<tensor (2, 8) float32>, max_len=5)": a call, briefly."""

@@ -22,10 +22,7 @@ class Check:
     name: str
     fn: Callable
     timeout: float          # seconds for the whole check (every recipe call of it together), x LIMITS.scale
-    training: bool = False  # trains a model on the hidden data (the slow kind)
-    # For a training check: ctx -> the time budget of the student's run (it times the reference once per
-    # grading run; the engine calls it before any worker of the run exists, the check calls it again for free).
-    budget: Callable | None = None
+    training: bool = False  # trains a model on the hidden data (the slow kind), or grades such a run's reply
 
     @property
     def description(self) -> str:
@@ -35,8 +32,7 @@ class Check:
 _REGISTRY: dict[str, list[Check]] = {}
 
 
-def check(timeout: float | None = None, training: bool = False, budget: Callable | None = None,
-          part: str | None = None):
+def check(timeout: float | None = None, training: bool = False, part: str | None = None):
     """Register a check named after the function, of `part` (default: the part whose module defines it), with a
     limit of `timeout` seconds (default: LIMITS.check, autograder.public.limits). A check runs within its part's
     time limit, so a longer limit could never apply: it is refused here."""
@@ -47,7 +43,7 @@ def check(timeout: float | None = None, training: bool = False, budget: Callable
         if not 0 < seconds <= LIMITS.part:
             raise ValueError(f"check {owner}.{fn.__name__}: timeout={seconds:g} s; expected more than 0 and at most "
                              f"the part's time limit ({LIMITS.part:g} s)")
-        _REGISTRY.setdefault(owner, []).append(Check(owner, fn.__name__, fn, seconds, training, budget))
+        _REGISTRY.setdefault(owner, []).append(Check(owner, fn.__name__, fn, seconds, training))
         return fn
     return register
 
