@@ -2,6 +2,7 @@
 training epoch and loss (sent by the worker between epochs); elsewhere one line per finished part; nothing in
 --json runs or in CI. Progress goes to stderr, so the results table on stdout is the same in every mode."""
 import fcntl
+import io
 import os
 import pty
 import re
@@ -16,6 +17,7 @@ import pytest
 
 from autograder.grader import rubric
 from autograder.public.client import progress_of
+from autograder.public.progress import Bar
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,6 +83,27 @@ def test_json_runs_and_ci_show_no_progress_and_a_log_gets_one_line_per_part(tmp_
         return re.sub(r"\(\d+\.\d s\)", "(s)", table)
     assert seconds_aside(log.stdout) == seconds_aside(ci.stdout)
     assert seconds_aside(stdout).startswith(seconds_aside(log.stdout))   # + "wrote r.json"
+
+
+def test_a_training_run_started_over_says_so_instead_of_counting_back():
+    """A run stopped at its least budget trains again from epoch 1 (autograder.grader.training.run_within_budget):
+    the bar says it is the second run; the next check starts afresh."""
+    bar = Bar(io.StringIO())
+    bar.begin(2)
+    bar.part(1, 1, "lstm_a", 2)
+    bar.check("6.5", "train_a4", training=True)
+    bar.epoch(1, 8, 1.0)
+    bar.epoch(2, 8, 0.9)
+    assert bar.bar.postfix == "6.5 train_a4 (training): epoch 2/8, loss 0.900"
+    bar.epoch(1, 8, 1.0)
+    assert bar.bar.postfix == "6.5 train_a4 (training): epoch 1/8 (again, with its full time budget), loss 1.000"
+    bar.epoch(2, 8, 0.9)
+    assert "again" in bar.bar.postfix
+    bar.check_done()
+    bar.check("6.6", "a4_recall", training=True)
+    bar.epoch(1, 8, 1.0)
+    assert "again" not in bar.bar.postfix
+    bar.end()
 
 
 @pytest.mark.parametrize("message", [

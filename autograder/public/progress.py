@@ -75,6 +75,8 @@ class Bar(Progress):
         self.bar = None
         self.running = ""
         self.part_end = 0      # the bar's count once the running part is over (a part that cannot start runs none)
+        self.last_epoch = 0    # the running check's latest epoch
+        self.again = False     # its training started over (stopped at the least budget, run again with its own)
 
     def begin(self, checks: int) -> None:
         from tqdm import tqdm
@@ -95,12 +97,18 @@ class Bar(Progress):
 
     def check(self, number: str, name: str, training: bool) -> None:
         self.running = f"{number} {name}" + (" (training)" if training else "")
+        self.last_epoch, self.again = 0, False
         if self.bar is not None:
             self.bar.set_postfix_str(self.running)
 
     def epoch(self, epoch: int, epochs: int, loss: float) -> None:
+        # A run still going at its least budget is stopped and trained again from epoch 1 with its full budget
+        # (autograder.grader.training.run_within_budget): say so, or the bar seems to go backwards.
+        self.again = self.again or epoch <= self.last_epoch
+        self.last_epoch = epoch
         if self.bar is not None:
-            self.bar.set_postfix_str(f"{self.running}: epoch {epoch}/{epochs}, loss {loss:.3f}")
+            again = " (again, with its full time budget)" if self.again else ""
+            self.bar.set_postfix_str(f"{self.running}: epoch {epoch}/{epochs}{again}, loss {loss:.3f}")
 
     def check_done(self) -> None:
         if self.bar is not None:
