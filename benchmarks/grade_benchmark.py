@@ -1,7 +1,7 @@
 """Benchmark one grading command: CPU seconds, wall seconds and peak memory of its whole process tree, on a quiet
 machine and while another process keeps one core busy.
 
-    python benchmarks/grade_benchmark.py [--mode quiet|loaded|both] [-- COMMAND ...]
+    python benchmarks/grade_benchmark.py [--mode quiet|loaded|both] [--runs N] [-- COMMAND ...]
                 (default: both modes of a full grade of the reference, `engine.grade(solutions)`, which also
                 prints where its seconds went: each part's checks, its training checks, the rest)
 
@@ -21,6 +21,9 @@ counted once per process, an upper bound).
 A run that finds no cached encoder outputs (shared/encoder.py) pretrains the encoder first, as a machine's first grade
 does (86 CPU s and 1.1 GB peak instead of about 65 s and 620 MB, measured 2026-12-03): the benchmark warns when the
 run it measured was one of those.
+--runs N measures each mode N times, alternating the modes, and ends with each mode's median and range: one run of the
+same grade moves by 15 CPU s and 100 MB from the next on a 2-core machine (docs/grader.md), so a change smaller than
+that needs several runs of each side.
 Gradescope's default container: 1/2 vCPU, 768 MB, 10 minutes.
 """
 from __future__ import annotations
@@ -28,6 +31,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -196,12 +200,16 @@ def measure_in(mode: str, command: list[str]) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", choices=("quiet", "loaded", "both"), default="both")
+    parser.add_argument("--runs", type=int, default=1, help="how many times to measure each mode (default 1)")
     parser.add_argument("command", nargs="*", help="the command to measure")
     args = parser.parse_args()
+    if args.runs < 1:
+        parser.error(f"--runs: expected a positive number, got {args.runs}")
     root = Path(__file__).resolve().parents[1]
     sys.path.insert(0, str(root))   # shared/, for the encoder cache's folder
     command = args.command or [sys.executable, "-c", GRADE_WITH_BREAKDOWN, str(root / "solutions")]
-    results = [measure_in(m, command) for m in (("quiet", "loaded") if args.mode == "both" else (args.mode,))]
+    modes = ("quiet", "loaded") if args.mode == "both" else (args.mode,)
+    results = [measure_in(m, command) for _ in range(args.runs) for m in modes]
     for result in results:
         print(result["output"][-3000:])
         print(f"mode:           {result['mode']} (load average before: {result['load_before']:.2f} on "
@@ -224,6 +232,17 @@ def main() -> int:
         for r in results:
             print(f"{r['mode']:8s} {r['cpu_seconds']:7.1f} {r['wall_seconds']:7.1f} {r['peak_tree_pss_mb']:12.0f} "
                   f"{r['peak_tree_rss_mb']:12.0f} {r['load_before']:12.2f}")
+    if args.runs > 1:
+        print(f"\n{'mode':8s} {'runs':>5s} {'CPU s: median (range)':>24s} {'wall s: median (range)':>24s} "
+              f"{'peak PSS MB: median (range)':>28s}")
+        for mode in modes:
+            of = [r for r in results if r["mode"] == mode]
+            cells = []
+            for key, digits in (("cpu_seconds", 1), ("wall_seconds", 1), ("peak_tree_pss_mb", 0)):
+                values = [r[key] for r in of]
+                cells.append(f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f} .. "
+                             f"{max(values):.{digits}f})")
+            print(f"{mode:8s} {len(of):5d} {cells[0]:>24s} {cells[1]:>24s} {cells[2]:>28s}")
     return max(r["returncode"] for r in results)
 
 
