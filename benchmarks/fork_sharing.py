@@ -52,16 +52,18 @@ def measure(forked: bool, steps: int) -> dict:
 
     code = CHILD.format(steps=steps)
     if forked:
-        to_child, from_parent = os.pipe()
+        from_parent, to_child = os.pipe()   # os.pipe(): (read end, write end)
         from_child, to_parent = os.pipe()
         pid = os.fork()
         if pid == 0:
-            os.close(to_child)
-            os.close(from_child)
-            os.dup2(from_parent, 0)
-            os.dup2(to_parent, 1)
-            exec(compile(code, "<child>", "exec"), {"__name__": "__child__"})
-            os._exit(0)
+            try:   # the child never returns into the parent's code, whatever the training does
+                os.close(to_child)
+                os.close(from_child)
+                os.dup2(from_parent, 0)
+                os.dup2(to_parent, 1)
+                exec(compile(code, "<child>", "exec"), {"__name__": "__child__"})
+            finally:
+                os._exit(0)
         os.close(from_parent)
         os.close(to_parent)
         with os.fdopen(from_child) as reply:
