@@ -97,20 +97,33 @@ def handout_verdicts(handout: Path, python: Path, part: str, submissions: list[P
     return json.loads(done.stdout.splitlines()[-1])
 
 
+def in_handout_sample(variant) -> bool:
+    """Whether the variant suite also checks `variant` in the handout: every other variant of each part (the first,
+    the third, ...). The handout runs the grader's own public checks, so what the comparison can find is a difference
+    of packaging (a file or import missing from the handout, a different message), not of a check's logic; half the
+    variants find it at half the cost (about 200 of the suite's 2,900 worker seconds). On 2026-12-03 the sample's
+    modules failed 47 of the 49 public checks that some variant fails in the handout."""
+    from tests.meta.variants import all_variants
+
+    same_part = [v.name for v in all_variants() if v.part == variant.part]
+    return same_part.index(variant.name) % 2 == 0
+
+
 @pytest.fixture(scope="session")
 def handout_verdicts_of(tmp_path_factory, built, student_python):
     """verdicts(variant) -> {check name: "passed" or its output} of the handout's public checks on the variant's
-    module (tests/meta). The first test to ask for a part checks every variant of that part, in one interpreter,
-    for the whole session (two to three minutes for Part 1 on a loaded machine). A test that asks while another
-    xdist worker is doing so checks its own variant alone (one interpreter, about ten seconds) rather than leave
-    its core idle until the part's are written."""
+    module (tests/meta), for a variant in_handout_sample. The first test to ask for a part checks every sampled
+    variant of that part, in one interpreter, for the whole session (about a minute for Part 1 on a loaded
+    machine). A test that asks while another xdist worker is doing so checks its own variant alone (one
+    interpreter, about ten seconds) rather than leave its core idle until the part's are written."""
     from tests.meta.variants import all_variants, make_submission
 
     def verdicts(variant) -> dict[str, str]:
+        assert in_handout_sample(variant), f"{variant.part}/{variant.name} is not in the handout's sample"
         folder = session_folder(tmp_path_factory, f"captionkit-handout-variants-{variant.part}")
 
         def make() -> None:
-            variants = [v for v in all_variants() if v.part == variant.part]
+            variants = [v for v in all_variants() if v.part == variant.part and in_handout_sample(v)]
             found = handout_verdicts(built[0], student_python, variant.part,
                                      [make_submission(folder / v.name, v) for v in variants])
             (folder / "verdicts.json").write_text(json.dumps({Path(f).name: r for f, r in found.items()}))
