@@ -76,8 +76,8 @@ def test_json_runs_and_ci_show_no_progress_and_a_log_gets_one_line_per_part(tmp_
                          env=environment())
     assert log.returncode == 0
     full = {part: f"{sum(e.points for e in checks.values()):g}" for part, checks in rubric.load().items()}
-    assert re.fullmatch(rf"\[1/2\] Part 3 bleu: {full['bleu']} / {full['bleu']} \(\d+ s\)\n"
-                        rf"\[2/2\] Part 2 decoding: {full['decoding']} / {full['decoding']} \(\d+ s\)\n",
+    assert re.fullmatch(rf"\[1/2\] Part 2 decoding: {full['decoding']} / {full['decoding']} \(\d+ s\)\n"
+                        rf"\[2/2\] Part 3 bleu: {full['bleu']} / {full['bleu']} \(\d+ s\)\n",
                         log.stderr), log.stderr
     def seconds_aside(table: str) -> str:
         return re.sub(r"\(\d+\.\d s\)", "(s)", table)

@@ -29,7 +29,9 @@ from autograder.public.progress import Progress
 from autograder.public.runner import GRADER_ERROR, CheckResult, GradeReport, grade_part
 from shared.parts import BY_MODULE, MODULES
 
-GRADING_ORDER = ("bleu", "decoding", "show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")
+# BLEU last: grading it imports its oracles (nltk, pycocoevalcap: 23 MB in the grading process for the rest of the
+# grade), which would otherwise sit beside every training worker, where a grade's peak memory is.
+GRADING_ORDER = ("decoding", "show_and_tell", "attention", "reinforce", "lstm_a", "stylenet", "bleu")
 assert sorted(GRADING_ORDER) == sorted(MODULES)
 # The reference modules a part's worker may hold (for training and decoding): only parts graded before it.
 REFERENCES = {"bleu": (), "decoding": (), "show_and_tell": ("decoding",),

@@ -52,7 +52,7 @@ def _label(index: int, count: int, module: str) -> str:
 
 
 class Lines(Progress):
-    """One line per finished part: "[3/7] Part 3 bleu: 15 / 15 (12 s)"."""
+    """One line per finished part: "[7/7] Part 3 bleu: 15 / 15 (12 s)"."""
 
     def __init__(self, stream: TextIO, prefix: str = ""):
         self.stream, self.prefix = stream, prefix
