@@ -2,7 +2,7 @@
 training epoch to a Progress.
 
     Progress    shows nothing: the library default, `--json` runs and CI (the environment variable CI is set)
-    Bar         on a terminal: one tqdm bar over the run's checks, "[3/7] Part 6 lstm_a" and the running
+    Bar         on a terminal: one tqdm bar over the run's checks, "[5/7] Part 6 lstm_a" and the running
                 check, with the epoch and loss of a training check (reported by the worker between epochs)
     Lines       elsewhere (a log file, a pipe): one line per finished part
 
