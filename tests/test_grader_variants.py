@@ -31,8 +31,8 @@ def test_variant_is_graded_as_expected(variant, tmp_path, handout_verdicts_of):
     if not variant.correct and not variant.convention:
         # A bug that a public check shows on the public round has lost points already: the hidden checks and the
         # grader's own round of cases would add nothing to what this test asserts (a lower total, no escape, the
-        # handout's verdicts). Leaving them out halves the CPU time of most buggy variants. A wrong convention is
-        # graded in full: the test asserts that no other check, hidden ones included, tests the convention.
+        # handout's verdicts). Leaving them out skips the second round of every public check that passes. A wrong
+        # convention is graded in full: the test asserts that no other check, hidden ones included, tests it.
         report = grade(submission, parts=(variant.part,), public_only=True, skip_training=not variant.training,
                        grader_cases=False)
         if all(r.passed for r in report.results):
