@@ -208,7 +208,9 @@ def test_part_keeps_the_other_parts_and_grades_new_submissions_in_full(tmp_path)
     ada = json.loads((out / "ada" / "results.json").read_text())
     assert replaced not in ada["tests"] and ada["tests"][0] == kept and {m for t in ada["tests"] for m in t["tags"]} - {"public", "hidden"} == \
         {"decoding", "bleu"}
-    assert "Part 2 decoding: 1 / 1\nPart 3 bleu: 15 / 15" in ada["output"]
+    public = sum(e.points for e in rubric_mod.load()["bleu"].values() if e.visibility == "public")
+    assert (f"Part 2 decoding: 1 / 1 public points\nPart 3 bleu: {public:g} / {public:g} public points; "
+            f"{15 - public:g} more from hidden and training checks, shown after the due date") in ada["output"]
     assert not (out / "ada" / "report.html").exists(), "a report drawn before the regrade would disagree with it"
     ben = json.loads((out / "ben" / "results.json").read_text())   # not graded before: graded in full
     assert {m for t in ben["tests"] for m in t["tags"]} >= set(MODULES)

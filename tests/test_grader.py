@@ -16,6 +16,7 @@ from autograder.__main__ import main as cli
 from autograder.grader.checks import all_checks
 from autograder.grader.engine import grade
 from autograder.grader.results import gradescope_results
+from autograder.public.runner import CheckResult, GradeReport
 from autograder.grader.sample import build as build_sample
 from shared.parts import MODULES
 
@@ -155,3 +156,23 @@ def test_check_numbers_are_positions_in_the_full_rubric(reference_report):
     assert [r.number for r in public.results] == [numbers[r.name] for r in public.results]
     assert [numbers[name] for name in rubric] == [f"1.{i}" for i in range(1, len(rubric) + 1)]
     assert "1.4" in [r.number for r in public.results]   # caption_loss: the third public check, the fourth in all
+
+
+def before_the_due_date(document: dict) -> dict:
+    """What Gradescope shows a student of results.json before the due date: the top-level output and every test
+    marked "visible" (tests "after_due_date" and, while any is, the total score stay hidden)."""
+    return {"output": document["output"], "tests": [t for t in document["tests"] if t["visibility"] == "visible"]}
+
+
+def test_nothing_visible_before_the_due_date_depends_on_a_hidden_check():
+    """A hidden check's outcome (and so anything a worker that served it could signal) reaches the student only
+    after the due date: a submission that fails a hidden check sees before then what one that passes it sees."""
+    def report(hidden_score: float) -> GradeReport:
+        results = [CheckResult("bleu", "public_one", "3.1", "a public check", 1.0, 1.0, "public", "passed", 0.1),
+                   CheckResult("bleu", "hidden_one", "3.2", "a hidden check", hidden_score, 2.0, "hidden",
+                               "passed" if hidden_score else "failed: a hidden check", 0.1)]
+        return GradeReport(results, notes=["isolation: test"])
+    passes, fails = gradescope_results(report(2.0)), gradescope_results(report(0.0))
+    assert passes["score"] != fails["score"]
+    assert before_the_due_date(passes) == before_the_due_date(fails), (passes["output"], fails["output"])
+    assert "Part 3 bleu: 1 / 1 public points" in passes["output"], passes["output"]

@@ -34,13 +34,22 @@ def gradescope_results(report: GradeReport) -> dict:
 
 
 def part_lines(tests: list[dict]) -> list[str]:
-    """One line per graded part, in part order: "Part 3 bleu: 15 / 15" (the top of results.json's output)."""
+    """One line per graded part, in part order, of what the student may see before the due date: the points of its
+    visible tests, and how many more the others carry, never how many of those were earned ("Part 3 bleu: 5 / 5
+    public points; 10 more from hidden and training checks, shown after the due date"). The top-level output is
+    visible at once, so a total there would give away the hidden checks' outcomes (and with them anything the
+    worker that served them could signal) that their visibility keeps back."""
     lines = []
     for p in PARTS:
         mine = [t for t in tests if p.module in t["tags"]]
-        if mine:
-            lines.append(f"Part {p.number} {p.module}: {sum(t['score'] for t in mine):g} / "
-                         f"{sum(t['max_score'] for t in mine):g}")
+        if not mine:
+            continue
+        shown = [t for t in mine if t["visibility"] == "visible"]
+        later = sum(t["max_score"] for t in mine) - sum(t["max_score"] for t in shown)
+        line = (f"Part {p.number} {p.module}: {sum(t['score'] for t in shown):g} / "
+                f"{sum(t['max_score'] for t in shown):g} public points")
+        lines.append(line + (f"; {later:g} more from hidden and training checks, shown after the due date"
+                             if later else ""))
     return lines
 
 
