@@ -133,6 +133,10 @@ class StudentWorker(Protocol):
 
     def restart(self) -> None: ...
 
+    def serve_hidden(self) -> None:
+        """The part's hidden checks come next: from now on each worker is one that never served a public check and
+        holds the references of earlier parts (the public checks' workers hold none)."""
+
     def close(self) -> None: ...
 
 
@@ -149,7 +153,9 @@ class Worker:
 
     `scratch` is this part's folder: staging/ (the module, read-only to the worker), work/ (the worker's
     current and home folder, owned by the sandbox user) and output.txt (what the student's code printed).
-    `references` maps earlier parts' names to their reference source, installed in the worker's memory.
+    `references` maps earlier parts' names to their reference source, installed in the memory of the workers that
+    serve the hidden checks (serve_hidden) and of no other: only the training recipes use them, and whatever a worker
+    holds, its code can show in a public check's feedback, visible before the due date.
     `deadline` is the part's: no start-up (a restart included) and no call goes past it.
     """
 
@@ -160,6 +166,7 @@ class Worker:
         self.scratch = Path(scratch)
         self.runtime, self.isolation = Path(runtime), isolation
         self.references = references or {}
+        self.hidden_phase = False   # the running worker serves the hidden checks (and so holds the references)
         self.limits = limits or Limits()
         self.deadline = deadline
         self.on_progress = None   # set by the engine: on_progress(epoch, epochs, loss) after each training epoch
@@ -208,7 +215,8 @@ class Worker:
         try:
             self._fork(deadline)
             startup = max(deadline.left(), 1.0)
-            protocol.send(self.requests, {"references": self.references, "source": self.source}, timeout=startup)
+            references = self.references if self.hidden_phase else {}
+            protocol.send(self.requests, {"references": references, "source": self.source}, timeout=startup)
             hello = protocol.receive(self.replies, timeout=startup)
         except protocol.ChannelTimeout:
             self.kill(deadline.reached)
@@ -412,6 +420,13 @@ class Worker:
         self.kill("restarted")
         self.dead_reason = None
         self._start()
+
+    def serve_hidden(self) -> None:
+        """A fresh worker, with the references, for the part's hidden checks (no-op once they are being served)."""
+        if self.hidden_phase:
+            return
+        self.hidden_phase = True
+        self.restart()
 
     # -- calls ---------------------------------------------------------------------------------
     def call(self, recipe: str, timeout: float | None = None, deadline: Deadline | None = None,

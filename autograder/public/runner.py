@@ -274,16 +274,15 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
             return [result(c, False, line, 0.0, err.where) for c in checks]
         if not worker.alive:
             return [result(c, False, worker.dead_reason or "the worker did not start", 0.0) for c in checks]
-        # Public checks first, then the hidden ones in a fresh worker: nothing a hidden check passes to the student's
-        # code (the same inputs on every run) can be kept and shown in a public check's feedback.
+        # Public checks first, then the hidden ones in a fresh worker (serve_hidden): nothing a hidden check passes to
+        # the student's code (the same inputs on every run) can be kept and shown in a public check's feedback, and
+        # the references of earlier parts, which the training checks use, reach no worker that serves a public check.
         order = sorted(range(len(checks)), key=lambda i: entries[checks[i].name].visibility != "public")
-        served_public = False   # the running worker has seen a public check's inputs
         for step, i in enumerate(order):
             chk = checks[i]
             visible = entries[chk.name].visibility == "public"
-            if not visible and served_public and (worker.deadline is None or not worker.deadline.passed):
-                worker.restart()
-                served_public = False
+            if not visible and (worker.deadline is None or not worker.deadline.passed):
+                worker.serve_hidden()
             t0 = time.monotonic()
             if worker.deadline is not None and worker.deadline.passed:
                 results.append(result(chk, False, f"not run: {worker.deadline.reached}", 0.0))
@@ -295,13 +294,11 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
             progress.check_done()
             results.append(result(chk, outcome.passed, outcome.output, time.monotonic() - t0, outcome.note,
                                   outcome.todo, outcome.public_round))
-            served_public = served_public or visible
             if chk.training:  # the large heaps; a collection costs about 0.2 s, too much after every check
                 release_memory()
             # A crash or a timeout costs this check; the next one (if there is time for it) gets a fresh worker.
             if not worker.alive and step + 1 < len(order) and (worker.deadline is None or not worker.deadline.passed):
                 worker.restart()
-                served_public = False
         return results
     finally:
         worker.close()

@@ -13,7 +13,8 @@ a forked worker (its process group) and `{"wait": PID, "seconds": S}` waits for 
 status.
 
 A worker, in order: installs the reference modules of earlier parts that the grader sent it in its first message
-(in memory: the files stay unreadable), caps its printed output, imports the student's module and answers requests
+(in memory: the files stay unreadable; only a worker of the hidden checks gets any, client.Worker.serve_hidden),
+caps its printed output, imports the student's module and answers requests
 `{"recipe": name, "kwargs": {...}}` with `{"ok": result}` or `{"error": {...}}` until the channel closes; a
 training recipe sends `{"progress": {"epoch": e, "epochs": n, "loss": x}}` after each epoch before its answer, with
 "tokens" (the captions of the epoch's model) in a training check, which the grader answers with `{"stop": bool}`.

@@ -468,7 +468,8 @@ def test_A7_introspection_finds_nothing_of_the_grader(tmp_path):
 
 @pytest.fixture(scope="module")
 def a7_later_part(tmp_path_factory):
-    return run_grade(build("A7_introspection_attention", tmp_path_factory.mktemp("A7") / "sub"), ("attention",))
+    return run_grade(build("A7_introspection_attention", tmp_path_factory.mktemp("A7") / "sub"), ("attention",),
+                     public_only=False)
 
 
 def test_A7_introspection_in_a_later_part_finds_no_reference_source(a7_later_part):
@@ -476,11 +477,21 @@ def test_A7_introspection_in_a_later_part_finds_no_reference_source(a7_later_par
     assert a7_later_part.probe(PARITY)["solution_text"] == {}, a7_later_part.probe(PARITY)
 
 
-@pytest.mark.xfail(strict=True, reason="open: a part's worker holds the references of earlier parts its recipes "
-                   "train and decode with (Part 4: solutions.decoding and solutions.show_and_tell) as compiled "
-                   "modules, which student code can disassemble (docs/security.md, A7)")
-def test_A7_a_later_part_holds_no_reference_module(a7_later_part):
+TRAINED_ATTENTION = "trained_soft_attention_reaches_the_threshold"
+
+
+def test_A7_a_public_check_s_worker_holds_no_reference_module(a7_later_part):
+    """Part 4's training check uses Parts 1 and 2's references; they reach only the workers of its hidden checks,
+    whose feedback is shown after the due date and names no more than the exception's kind and the student's line."""
     assert a7_later_part.probe(PARITY)["modules"] == [], a7_later_part.probe(PARITY)
+    trained = a7_later_part.result(TRAINED_ATTENTION)
+    start = trained.staff_note.find("PROBE")   # the staff's view: the hidden check's worker does hold them
+    assert start >= 0, trained.staff_note[:500]
+    held = json.JSONDecoder().raw_decode(trained.staff_note, start + len("PROBE"))[0]["modules"]
+    assert held == ["solutions.decoding", "solutions.show_and_tell"], held
+    for r in a7_later_part.report.results:
+        if r.visibility == "hidden":
+            assert "PROBE" not in r.output and "solutions" not in r.output, (r.name, r.output)
 
 
 def test_A8_lying_objects_are_graded_by_their_values(tmp_path):
