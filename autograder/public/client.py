@@ -57,7 +57,13 @@ KILL_SECONDS = 5    # ... to kill one and collect its status
 
 
 class WorkerDied(Exception):
-    """The worker exited, was killed, or overran its time limit. The message is one line."""
+    """The worker exited, was killed, or overran its time limit. The message is one line; `shown` is what a hidden
+    check may show of it: nothing the student's code chose (an import error's message, an exit status, a signal, how
+    much memory), since the workers of hidden checks hold the references of earlier parts (serve_hidden)."""
+
+    def __init__(self, reason: str, shown: str | None = None):
+        super().__init__(reason)
+        self.shown = reason if shown is None else shown
 
 
 class TimedOut(WorkerDied):
@@ -179,6 +185,7 @@ class Worker:
         self.starts = 0                                # workers started for the part
         self.stdout = self.work = self.requests = self.replies = None
         self.dead_reason: str | None = None
+        self.dead_shown: str | None = None   # the reason as a hidden check may show it (WorkerDied.shown)
         self.import_error: StudentError | None = None
         self.scratch.mkdir(parents=True, exist_ok=True)
         os.chmod(self.scratch, 0o711)
@@ -235,7 +242,8 @@ class Worker:
             self.kill("the worker sent a malformed start-up message")
             return
         self.import_error = StudentError(*error)
-        self.kill(f"{self.module}.py could not be imported: {self.import_error}")
+        self.kill(f"{self.module}.py could not be imported: {self.import_error}",
+                  shown=f"{self.module}.py could not be imported: {self.import_error.kind}")
 
     def _fork(self, deadline: Deadline) -> None:
         """A worker forked from the zygote, connected to this grader by two new pipes; a fresh zygote first when
@@ -341,11 +349,12 @@ class Worker:
     def alive(self) -> bool:
         return self.child is not None and self.dead_reason is None
 
-    def kill(self, reason: str) -> None:
+    def kill(self, reason: str, shown: str | None = None) -> None:
         """Kill the running worker (its process group, through the zygote), then every process of the sandbox user
-        but the zygote (and its init); remember why. Without a zygote that answers, kill them all (_end_zygote)."""
+        but the zygote (and its init); remember why (and `shown`, the reason without what the student's code chose:
+        WorkerDied.shown). Without a zygote that answers, kill them all (_end_zygote)."""
         if self.dead_reason is None:
-            self.dead_reason = reason
+            self.dead_reason, self.dead_shown = reason, reason if shown is None else shown
         self._close_channel()
         try:
             if self.became:
@@ -418,7 +427,7 @@ class Worker:
     def restart(self) -> None:
         """A fresh worker for the same part (after a crash or a timeout in one check, or before its hidden checks)."""
         self.kill("restarted")
-        self.dead_reason = None
+        self.dead_reason = self.dead_shown = None
         self._start()
 
     def serve_hidden(self) -> None:
@@ -442,7 +451,7 @@ class Worker:
         code raised, WorkerDied when the worker is gone or one of those was reached (it is then killed): TimedOut
         when it was the call's own `timeout`."""
         if not self.alive:
-            raise WorkerDied(self.dead_reason or "the worker is not running")
+            raise WorkerDied(self.dead_reason or "the worker is not running", self.dead_shown)
         config = time_limits.LIMITS
         seconds = config.seconds(config.call if timeout is None else timeout)
         own = Deadline.after(seconds, f"timed out after {seconds:.0f} s")
@@ -450,7 +459,7 @@ class Worker:
         ended = TimedOut if deadline is own else WorkerDied
         if deadline.passed:
             self.kill(deadline.reached)
-            raise ended(self.dead_reason)
+            raise ended(self.dead_reason, self.dead_shown)
         try:
             protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs}, timeout=deadline.left())
             reply = protocol.receive(self.replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory)
@@ -459,7 +468,7 @@ class Worker:
                 epoch, tokens = progress_of(reply), judged_tokens(reply)
                 if epoch is None or tokens is MALFORMED or (tokens is not None and epoch[0] <= judged):
                     self.kill("sent a malformed progress message")
-                    raise WorkerDied(self.dead_reason)
+                    raise WorkerDied(self.dead_reason, self.dead_shown)
                 if self.on_progress is not None:
                     self.on_progress(*epoch)
                 if tokens is not None:
@@ -469,19 +478,20 @@ class Worker:
                 reply = protocol.receive(self.replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory)
         except protocol.ChannelTimeout:
             self.kill(deadline.reached)
-            raise ended(self.dead_reason)
+            raise ended(self.dead_reason, self.dead_shown)
         except EvaluationFailed as exc:   # the grader's own error: reported as such, not as the worker's
             self.kill("the grader could not judge a training epoch")
             raise exc.__cause__ from None
         except OverMemory as exc:
-            self.kill(str(exc))
-            raise WorkerDied(self.dead_reason)
+            self.kill(str(exc), shown="the worker used more memory than it may")
+            raise WorkerDied(self.dead_reason, self.dead_shown)
         except (protocol.ChannelClosed, BrokenPipeError):
-            self.kill(self._why_ended())
-            raise WorkerDied(self.dead_reason)
+            why = self._why_ended()
+            self.kill(why, shown=shown_exit(why))
+            raise WorkerDied(self.dead_reason, self.dead_shown)
         except Exception as exc:  # noqa: BLE001 (an unreadable or oversized reply)
-            self.kill(f"sent an unreadable reply ({type(exc).__name__})")
-            raise WorkerDied(self.dead_reason)
+            self.kill(f"sent an unreadable reply ({type(exc).__name__})", shown="sent an unreadable reply")
+            raise WorkerDied(self.dead_reason, self.dead_shown)
         if isinstance(reply, dict) and set(reply) == {"error"}:
             error = _error_fields(reply["error"])
             if error is not None:
@@ -490,7 +500,7 @@ class Worker:
             self._refuse_banned(recipe)
             return reply["ok"]
         self.kill("sent a malformed reply")
-        raise WorkerDied(self.dead_reason)
+        raise WorkerDied(self.dead_reason, self.dead_shown)
 
     def _watch_memory(self) -> None:
         """Raise OverMemory when the worker's processes and its user's files in memory use more than the limit."""
@@ -702,6 +712,16 @@ def describe_exit(code: int | None, under_init: bool = False) -> str:
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else str(-code)
         return f"the worker was killed by {name}" + (" (likely out of memory)" if name == "SIGKILL" else "")
     return f"the worker exited with status {code} (the student's code ended the process)"
+
+
+def shown_exit(why: str) -> str:
+    """describe_exit's text as a hidden check may show it: that the worker exited or was killed by a signal, not the
+    status or the signal the student's code chose (SIGKILL stays named: the memory limit's, likely)."""
+    if why.startswith("the worker exited with status "):
+        return "the worker exited (the student's code ended the process)"
+    if why.startswith("the worker was killed by ") and not why.startswith("the worker was killed by SIGKILL"):
+        return "the worker was killed by a signal"
+    return why
 
 
 def copy_runtime(target: Path) -> Path:

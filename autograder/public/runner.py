@@ -153,7 +153,9 @@ def _outcome(exc: BaseException, chk: Check, visible: bool, grader_cases: bool =
             shown = f"your code raised {exc.kind}" + (f" at {at}" if at else "") \
                     + (f" {GRADER_CASES}" if grader_cases else "")
         return Outcome(False, shown, _with_notes(exc, f"{exc.kind}: {exc.detail}{case}{where}"), todo)
-    if isinstance(exc, (WorkerDied, GoldenDataError)):   # one line each, naming what happened
+    if isinstance(exc, WorkerDied):   # one line, naming what happened; a hidden check only what no student code chose
+        return Outcome(False, str(exc) if visible and not grader_cases else exc.shown, str(exc))
+    if isinstance(exc, GoldenDataError):
         return Outcome(False, str(exc), str(exc))
     return None
 
