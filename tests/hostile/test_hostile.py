@@ -498,8 +498,8 @@ def test_A7_a_hidden_check_s_worker_cannot_show_what_it_holds(tmp_path):
     """Where the references are (the hidden checks' workers), a module that fails to import with what it found in
     the message, or a worker that ends with a status or a signal of its choosing, shows the student no more than
     that: the message, the status and the signal go to the staff only."""
-    failing = run_grade(build("A7_hidden_import_fails", tmp_path / "import"), ("attention",), public_only=False)
-    ending = run_grade(build("A7_hidden_worker_signals", tmp_path / "exit"), ("attention",), public_only=False)
+    failing = run_grade(build("A7_hidden_import_fails", tmp_path / "import"), ("lstm_a",), public_only=False)
+    ending = run_grade(build("A7_hidden_worker_signals", tmp_path / "exit"), ("lstm_a",), public_only=False)
     for graded in (failing, ending):
         assert_contained(graded, within=BOUND)
         assert all(r.passed for r in graded.report.results if r.visibility == "public"), graded.describe()
@@ -513,7 +513,7 @@ def test_A7_a_hidden_check_s_worker_cannot_show_what_it_holds(tmp_path):
                 assert not any(leak in r.output for leak in ("LEAK", "solutions", "77", "SIGUSR2")), (r.name, r.output)
     assert not any(r.passed for r in failing.report.results if r.visibility == "hidden"), failing.describe()
     assert {r.output for r in failing.report.results if r.visibility == "hidden"} == \
-        {"attention.py could not be imported: RuntimeError"}, failing.describe()
+        {"lstm_a.py could not be imported: RuntimeError"}, failing.describe()
 
 
 def test_A8_lying_objects_are_graded_by_their_values(tmp_path):

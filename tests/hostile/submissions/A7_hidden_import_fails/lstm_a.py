@@ -1,5 +1,5 @@
-# hostile: appended to solutions/attention.py
-# A7 in the hidden checks: their workers hold the references of Parts 1 and 2 (Part 4's training uses them), the
+# hostile: appended to solutions/lstm_a.py
+# A7 in the hidden checks: their workers hold the references of Parts 1 and 2 (Part 6's training uses them), the
 # public checks' workers none. A module that fails to import only where they are, with what it found in the message,
 # would carry them into the hidden checks' feedback (shown after the due date) if that showed the message.
 import sys as _sys
