@@ -6,6 +6,7 @@ import time
 
 import torch
 
+from autograder.worker.memory import trim_heap
 from autograder.worker.recipes import image_controls, judged_epochs, load_split, recipe, reference, report_extra
 from autograder.worker.toys import ToyCaptioner
 from shared.training import seed_everything, train
@@ -182,6 +183,11 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, beam_
 # grade's peak memory by about 150 MB, past Gradescope's 768 MB container; 1024 still put Part 1's worker 60 MB over
 # its trained model's size, the peak of a grade; 256 adds about 23 MB and takes no longer (docs/grader.md).
 RETRIEVAL_BATCH = 256
+# The trained retrieval calls the model about 200 times, each with a 2.4 MB batch of pairs: glibc serves those from its
+# heap and leaves a hole it cannot reuse after each, so the worker grew by 20 to 140 MB (a different amount every run)
+# over the calls, a grade's peak. Returning the free pages every 8 calls holds it to about 10 MB, for about 0.1 CPU s
+# (docs/grader.md, "The trained retrieval's heap").
+TRIM_EVERY = 8
 
 
 def retrieval_of(student, model, path: str, seconds: float) -> dict:
@@ -201,17 +207,23 @@ def retrieval_of(student, model, path: str, seconds: float) -> dict:
 
 class Stopwatched:
     """`model` for at most `seconds` of wall time from now: calls of it (or of its forward) after that raise
-    TimeoutError; every other attribute is the model's."""
+    TimeoutError; every other attribute is the model's. Every TRIM_EVERY calls the heap's free pages go back."""
 
     def __init__(self, model, seconds: float):
         self._model, self._until = model, time.monotonic() + seconds
+        self._calls = 0
         self._seconds = seconds
 
     def __call__(self, *args, **kwargs):
         if time.monotonic() > self._until:
             raise TimeoutError(f"retrieval_scores ran the trained model for more than {self._seconds:g} s (build the "
                                f"pairs of many images per call, not one pair per call)")
-        return self._model(*args, **kwargs)
+        self._calls += 1
+        try:
+            return self._model(*args, **kwargs)
+        finally:
+            if self._calls % TRIM_EVERY == 0:
+                trim_heap()
 
     forward = __call__
 
