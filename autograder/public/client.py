@@ -349,6 +349,10 @@ class Worker:
     def alive(self) -> bool:
         return self.child is not None and self.dead_reason is None
 
+    def _death(self, kind: type[WorkerDied] = WorkerDied) -> WorkerDied:
+        """The exception that says why the worker is gone (kill's reason and what a hidden check may show of it)."""
+        return kind(self.dead_reason or "the worker is not running", self.dead_shown)
+
     def kill(self, reason: str, shown: str | None = None) -> None:
         """Kill the running worker (its process group, through the zygote), then every process of the sandbox user
         but the zygote (and its init); remember why (and `shown`, the reason without what the student's code chose:
@@ -451,7 +455,7 @@ class Worker:
         code raised, WorkerDied when the worker is gone or one of those was reached (it is then killed): TimedOut
         when it was the call's own `timeout`."""
         if not self.alive:
-            raise WorkerDied(self.dead_reason or "the worker is not running", self.dead_shown)
+            raise self._death()
         config = time_limits.LIMITS
         seconds = config.seconds(config.call if timeout is None else timeout)
         own = Deadline.after(seconds, f"timed out after {seconds:.0f} s")
@@ -459,7 +463,7 @@ class Worker:
         ended = TimedOut if deadline is own else WorkerDied
         if deadline.passed:
             self.kill(deadline.reached)
-            raise ended(self.dead_reason, self.dead_shown)
+            raise self._death(ended)
         try:
             protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs}, timeout=deadline.left())
             reply = protocol.receive(self.replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory)
@@ -468,7 +472,7 @@ class Worker:
                 epoch, tokens = progress_of(reply), judged_tokens(reply)
                 if epoch is None or tokens is MALFORMED or (tokens is not None and epoch[0] <= judged):
                     self.kill("sent a malformed progress message")
-                    raise WorkerDied(self.dead_reason, self.dead_shown)
+                    raise self._death()
                 if self.on_progress is not None:
                     self.on_progress(*epoch)
                 if tokens is not None:
@@ -478,20 +482,20 @@ class Worker:
                 reply = protocol.receive(self.replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory)
         except protocol.ChannelTimeout:
             self.kill(deadline.reached)
-            raise ended(self.dead_reason, self.dead_shown)
+            raise self._death(ended)
         except EvaluationFailed as exc:   # the grader's own error: reported as such, not as the worker's
             self.kill("the grader could not judge a training epoch")
             raise exc.__cause__ from None
         except OverMemory as exc:
             self.kill(str(exc), shown="the worker used more memory than it may")
-            raise WorkerDied(self.dead_reason, self.dead_shown)
+            raise self._death()
         except (protocol.ChannelClosed, BrokenPipeError):
             why = self._why_ended()
             self.kill(why, shown=shown_exit(why))
-            raise WorkerDied(self.dead_reason, self.dead_shown)
+            raise self._death()
         except Exception as exc:  # noqa: BLE001 (an unreadable or oversized reply)
             self.kill(f"sent an unreadable reply ({type(exc).__name__})", shown="sent an unreadable reply")
-            raise WorkerDied(self.dead_reason, self.dead_shown)
+            raise self._death()
         if isinstance(reply, dict) and set(reply) == {"error"}:
             error = _error_fields(reply["error"])
             if error is not None:
@@ -500,7 +504,7 @@ class Worker:
             self._refuse_banned(recipe)
             return reply["ok"]
         self.kill("sent a malformed reply")
-        raise WorkerDied(self.dead_reason, self.dead_shown)
+        raise self._death()
 
     def _watch_memory(self) -> None:
         """Raise OverMemory when the worker's processes and its user's files in memory use more than the limit."""

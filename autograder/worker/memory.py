@@ -21,8 +21,7 @@ except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to trim
 def release_memory() -> None:
     """Collect garbage cycles, then return the free top and free pages of every malloc arena."""
     gc.collect()
-    if _malloc_trim is not None:
-        _malloc_trim(0)
+    trim_heap()
 
 
 def trim_heap() -> None:
