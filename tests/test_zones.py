@@ -6,6 +6,9 @@ module, read with `ast` (lazy imports inside functions and importlib.import_modu
              solutions or the instructor's tools.
     public/  what a student may hold: itself, the worker zone, shared/ and third-party packages; never the grader,
              the reference solutions or the instructor's tools.
+    shared/  ships into the worker's runtime and into the student handout: what the worker zone may import, plus
+             the notebook's own packages (otter, matplotlib, IPython: shared/notebook.py, shared/plotting.py);
+             never the grader, the public checks, the reference solutions or the instructor's tools.
 """
 import ast
 import sys
@@ -63,7 +66,14 @@ def public_may_import(name: str) -> bool:
     return True
 
 
-RULES = {"autograder/worker": worker_may_import, "autograder/public": public_may_import}
+NOTEBOOK_PACKAGES = ("otter", "matplotlib", "IPython")
+
+
+def shared_may_import(name: str) -> bool:
+    return worker_may_import(name) or _within(name, *NOTEBOOK_PACKAGES)
+
+
+RULES = {"autograder/worker": worker_may_import, "autograder/public": public_may_import, "shared": shared_may_import}
 
 
 def rule_for(path: str):
@@ -98,6 +108,11 @@ def test_zone_imports_stay_inside_its_trust(zone):
      "autograder.grader.checks."),
     ("from solutions import bleu as reference\n", "autograder/public/checks", "solutions"),
     ("from instructor.stubs import generate_stubs\n", "autograder/public", "instructor.stubs"),
+    ("from autograder.grader.context import hidden_seed\n", "shared", "autograder.grader.context"),
+    ("def f():\n    from solutions.bleu import bleu\n", "shared", "solutions.bleu"),
+    ("import instructor.reproduce\n", "shared", "instructor.reproduce"),
+    ("from autograder.public.compare import expect_close\n", "shared", "autograder.public.compare"),
+    ("import hypothesis\n", "shared", "hypothesis"),
 ])
 def test_a_crossing_is_found(source, zone, crossing):
     """Each kind of crossing the rules forbid, planted in a module of the zone, is reported."""
@@ -123,3 +138,5 @@ def test_what_the_zones_may_import_is_allowed():
                                               "os", "importlib.util", "__future__"))
     assert all(public_may_import(n) for n in ("autograder.worker.protocol", "autograder.public.compare", "hypothesis",
                                               "jsonschema", "shared.parts", "torch"))
+    assert all(shared_may_import(n) for n in ("shared.vocab", "torch.nn", "numpy", "matplotlib.pyplot", "otter",
+                                              "IPython", "hashlib"))
