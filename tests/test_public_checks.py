@@ -177,6 +177,50 @@ def test_stylenet_oracle_is_the_reference_loss():
         assert math.isclose(checks.romantic_loss(start["weights"], captions, h0, c0), expected, rel_tol=1e-12)
 
 
+# -- property settings follow the check's visibility ------------------------------------------------------------
+
+def _failing_values(visible: bool, grader_round=None) -> list[int]:
+    """Every value on which a property of examples(50) failed, run by the engine as a check of that visibility
+    (and, given `grader_round`, in that round too): it fails on any x >= 1000 of 0..10**6 in the last round run (a
+    public check meets the grader's round only once its public round passed), so shrinking shows as more failures,
+    ending at the smallest, 1000."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from autograder.public.checks import Check, current_round
+    from autograder.public.runner import run_check
+    from autograder.public.strategies import examples
+
+    failed = []
+
+    def planted(student, ctx):
+        "a property that fails above 999"
+        @examples(50)
+        @given(st.integers(0, 10 ** 6))
+        def prop(x):
+            if x >= 1000 and current_round().public == (grader_round is None):
+                failed.append(x)
+                raise AssertionError(x)
+        prop()
+
+    outcome = run_check(Check("bleu", "planted", planted, 30.0), None, None, visible, grader_round)
+    assert not outcome.passed and failed
+    return failed
+
+
+def test_a_hidden_check_reports_its_first_failure_without_shrinking():
+    """A hidden check shows no case, so shrinking would only cost worker round trips: its property stops at the
+    first failing case (hypothesis replays that one case once to report it). So does a public check in the
+    grader's round; a public check in the public round shrinks, which is what this measure would see."""
+    from autograder.public.checks import Round
+
+    for what, failed in [("hidden", _failing_values(False)),
+                         ("public, grader's round", _failing_values(True, Round(seed=7)))]:
+        assert len(set(failed)) == 1 and len(failed) <= 2, f"{what}: shrank through {failed}"
+    shrunk = _failing_values(True)
+    assert len(set(shrunk)) > 1 and shrunk[-1] == 1000, f"public: did not shrink ({shrunk})"
+
+
 # -- golden data -------------------------------------------------------------------------------------------------
 
 def test_the_golden_files_are_what_the_reference_gives_now(capsys):
