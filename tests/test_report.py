@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from types import SimpleNamespace
@@ -44,7 +45,8 @@ HOSTILE = "<script>document.title='owned'</script><img src=x onerror=alert(1)>"
 # -- reading a report ------------------------------------------------------------------------------------
 
 class Structure(HTMLParser):
-    """Per part section: its check rows (data-check), figures (data-figure) and whether it says it has none."""
+    """Per part section: its checks (a row's data-check, or the data-checks of a row standing for several: a TODO
+    they wait for, a missing module), its rows, figures (data-figure) and whether it says it has none."""
 
     def __init__(self):
         super().__init__()
@@ -60,10 +62,15 @@ class Structure(HTMLParser):
         if tag == "img":
             self.sources.append(a.get("src", ""))
         if tag == "section" and "data-part" in a:
-            self.current = self.parts.setdefault(a["data-part"], {"checks": [], "figures": [], "no_figures": False})
+            self.current = self.parts.setdefault(a["data-part"], {"checks": [], "rows": [], "figures": [],
+                                                                  "no_figures": False})
         elif self.current is not None:
             if tag == "tr" and "data-check" in a:
                 self.current["checks"].append(a["data-check"])
+                self.current["rows"].append(a["data-check"])
+            if tag == "tr" and "data-checks" in a:
+                self.current["checks"] += a["data-checks"].split()
+                self.current["rows"].append(a.get("data-todo") or "all")
             if tag == "figure" and "data-figure" in a:
                 self.current["figures"].append(a["data-figure"])
             if "no-figures" in (a.get("class") or "").split():
@@ -198,6 +205,66 @@ def test_a_report_of_the_public_checks_has_no_hidden_material():
     assert 'class="notice"' in render_report(full)
 
 
+def stub_report() -> GradeReport:
+    """Bleu as a stub grades (each check waits for an unwritten TODO; the public ones show its message, the hidden
+    ones where it was raised), with a hidden check at a TODO no public check shows and one that passed; decoding
+    missing from the submission."""
+    at = {"ngram_counts": 113, "clipped_counts": 142, "corpus_bleu": 181, "leak_31415": 99}
+    waits = {1: "ngram_counts", 2: "clipped_counts", 6: "ngram_counts", 12: "leak_31415", 13: None}
+    results = []
+    for name, entry in rubric_mod.load()["bleu"].items():
+        function = waits.get(entry.number, "corpus_bleu")
+        if function is None:
+            output, todo = "passed", ""
+        elif entry.visibility == "public":
+            output = (f"your code raised NotImplementedError: Part 3 (bleu): {function} is not implemented yet "
+                      f"(at bleu.py:{at[function]})")
+            todo = f"TODO {function} (bleu.py:{at[function]})"
+        else:
+            output, todo = f"your code raised NotImplementedError at bleu.py:{at[function]}", \
+                f"TODO {function} (bleu.py:{at[function]})"
+        results.append(CheckResult("bleu", name, f"3.{entry.number}", name.replace("_", " "),
+                                   entry.points if function is None else 0.0, entry.points, entry.visibility, output,
+                                   0.1, "", todo))
+    for name, entry in rubric_mod.load()["decoding"].items():
+        results.append(CheckResult("decoding", name, f"2.{entry.number}", name.replace("_", " "), 0.0, entry.points,
+                                   entry.visibility, "decoding.py is missing from the submission", 0.0))
+    return GradeReport(results=results, seconds=1.0)
+
+
+def test_one_row_per_unwritten_todo_and_one_for_a_missing_module():
+    """The report groups checks as `check` does (autograder.public.runner.check_groups): one row per TODO naming
+    the checks that wait for it, hidden ones included, never a TODO only a hidden check raised; one row for a part
+    whose module is missing."""
+    from autograder.public.runner import table
+
+    report = stub_report()
+    text = render_report(report)
+    parsed = structure(text)
+    rubric = rubric_mod.load()
+    assert parsed.parts["bleu"]["rows"] == ["TODO ngram_counts (bleu.py:113)", "TODO clipped_counts (bleu.py:142)",
+                                            "TODO corpus_bleu (bleu.py:181)", "captions_are_split_on_any_whitespace",
+                                            "bleu_functions_leave_their_inputs_unchanged"]
+    assert sorted(parsed.parts["bleu"]["checks"]) == sorted(rubric["bleu"])
+    lines = [unescape(line) for line in re.findall(r'<td class="desc">(TODO [^<]*)<details>', text)]
+    assert lines[2] == ("TODO corpus_bleu (bleu.py:181): 8 checks wait for it "
+                        "(3.3, 3.4, 3.5, 3.7, 3.8, 3.9, 3.10, 3.11: 10 points)")
+    assert text.count("is not implemented yet") == 0 and "leak_31415" not in text
+    assert "your code raised NotImplementedError at bleu.py:99" in text          # its own row, as a hidden check
+    # The same line as the CLI's table for the same checks.
+    public = GradeReport(results=[r for r in report.results if r.visibility == "public"])
+    public_lines = [unescape(line) for line in
+                    re.findall(r'<td class="desc">(TODO [^<]*)<details>', render_report(public))]
+    assert public_lines == [line.strip() for line in table(public).splitlines() if line.startswith("    TODO ")]
+    assert public_lines[2] == "TODO corpus_bleu (bleu.py:181): 5 checks wait for it (3.3, 3.4, 3.5, 3.9, 3.10: 6 points)"
+    # A missing module: one row for its part, its message once, every check named in it.
+    assert parsed.parts["decoding"]["rows"] == ["all"]
+    assert sorted(parsed.parts["decoding"]["checks"]) == sorted(rubric["decoding"])
+    assert text.count("decoding.py is missing from the submission") == 1
+    total = sum(e.points for e in rubric["decoding"].values())
+    assert f'<td class="num">0 / {total:g}</td>' in text
+
+
 def test_a_failed_training_run_still_gives_a_report(tmp_path):
     ctx = FakeContext()
     # Malformed replies (what a broken or hostile student run may return): each is left out, none raises.
@@ -306,7 +373,8 @@ def test_the_example_report_is_current():
     rubric = rubric_mod.load()
     assert list(parsed.parts) == list(MODULES), "regenerate docs/examples/report.html"
     for part in MODULES:
-        assert parsed.parts[part]["checks"] == list(rubric[part]), f"{part}: regenerate docs/examples/report.html"
+        assert sorted(parsed.parts[part]["checks"]) == sorted(rubric[part]), \
+            f"{part}: regenerate docs/examples/report.html"
     trains = set(sample.FROM_REFERENCE) | {"lstm_a"}       # lstm_a's edit swaps A2 and A3; A4 still trains
     for part in TRAINED:
         if part in trains:

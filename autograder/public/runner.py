@@ -327,26 +327,72 @@ def table(report: GradeReport, show_checks: bool = True) -> str:
     return "\n".join(lines)
 
 
+@dataclass(frozen=True)
+class Group:
+    """Checks of one part shown as one line (check_groups): those that wait for one unwritten TODO (`todo`), or
+    every check of the part when all failed with the same output (`todo` is "": a missing module, one that cannot
+    be imported)."""
+    results: tuple[CheckResult, ...]
+    todo: str = ""
+
+    @property
+    def numbers(self) -> str:
+        return ", ".join(r.number for r in self.results)
+
+    @property
+    def max_score(self) -> float:
+        return sum(r.max_score for r in self.results)
+
+    @property
+    def line(self) -> str:
+        """A TODO's line: "TODO corpus_bleu (bleu.py:181): 5 checks wait for it (3.3, 3.4, 3.5, 3.9, 3.10: 6
+        points)"."""
+        n = len(self.results)
+        return (f"{self.todo}: {n} check{'s wait' if n > 1 else ' waits'} for it ({self.numbers}: "
+                f"{self.max_score:g} point{'s' * (self.max_score != 1)})")
+
+
+def check_groups(results: list[CheckResult]) -> list[CheckResult | Group]:
+    """One part's results as they are shown, in order (`table`, the HTML feedback report): a Group in place of
+    the checks it stands for, at the first of them; every other check as it is.
+
+    A part whose checks (more than one) all failed with the same output, none at a TODO, is one Group. Otherwise
+    the checks waiting for an unwritten TODO are one Group per TODO, placed where the first of them was. A TODO
+    is grouped only when a check's output already shows it (a public check's public round); a check whose output
+    does not (a hidden check, the grader's own cases) joins that group, and is otherwise shown as it is: its
+    TODO is read from a message its code raised, which a hidden check never shows."""
+    if len(results) > 1 and not any(r.passed or r.todo for r in results) and len({r.output for r in results}) == 1:
+        return [Group(tuple(results))]
+    shown = {r.todo for r in results if r.todo and _shows_todo(r)}
+    out: list[CheckResult | Group] = []
+    for r in results:
+        if r.todo not in shown:
+            out.append(r)
+        elif not any(isinstance(g, Group) and g.todo == r.todo for g in out):
+            out.append(Group(tuple(w for w in results if w.todo == r.todo), r.todo))
+    return out
+
+
+def _shows_todo(r: CheckResult) -> bool:
+    """Whether `r`'s output names the TODO it waits for ("... raised NotImplementedError: Part 3 (bleu): ...")."""
+    match = TODO_MESSAGE.search(r.output)
+    return match is not None and r.todo.split(" (")[0] == f"TODO {match.group('function')}"
+
+
 def _check_lines(results: list[CheckResult]) -> list[str]:
     """The lines of one part's checks (see table)."""
-    failed = [r for r in results if not r.passed]
-    if len(results) > 1 and len(failed) == len(results) and not any(r.todo for r in results) \
-            and len({r.output for r in results}) == 1:
-        return [f"    all {len(results)} checks FAIL  0.0/{sum(r.max_score for r in results):<4.1f} "
-                f"{results[0].output.splitlines()[0] if results[0].output else ''}"]
-    lines, shown_todos = [], set()
-    for r in results:
-        if r.todo:
-            if r.todo not in shown_todos:
-                shown_todos.add(r.todo)
-                waiting = [w for w in results if w.todo == r.todo]
-                lines.append(f"    {r.todo}: {len(waiting)} check{'s wait' if len(waiting) > 1 else ' waits'} for it "
-                             f"({', '.join(w.number for w in waiting)}: "
-                             f"{sum(w.max_score for w in waiting):g} point{'s' * (sum(w.max_score for w in waiting) != 1)})")
-            continue
-        mark = "PASS" if r.passed else "FAIL"
-        lines.append(f"    {r.number:5s} {mark}  {r.score:4.1f}/{r.max_score:<4.1f} {r.name}"
-                     + ("" if r.passed else f"\n{_indent(r.output, 18)}"))
+    lines = []
+    for item in check_groups(results):
+        if isinstance(item, Group) and not item.todo:
+            output = item.results[0].output
+            lines.append(f"    all {len(item.results)} checks FAIL  0.0/{item.max_score:<4.1f} "
+                         f"{output.splitlines()[0] if output else ''}")
+        elif isinstance(item, Group):
+            lines.append(f"    {item.line}")
+        else:
+            mark = "PASS" if item.passed else "FAIL"
+            lines.append(f"    {item.number:5s} {mark}  {item.score:4.1f}/{item.max_score:<4.1f} {item.name}"
+                         + ("" if item.passed else f"\n{_indent(item.output, 18)}"))
     return lines
 
 

@@ -1,9 +1,10 @@
 """The feedback report of one graded submission: one self-contained HTML file.
 
 It shows, per part, every check with its points and the output a student may see (`CheckResult.output`,
-never the staff note), and figures of the student's own trained models from what the training checks kept
-(`ctx.keep`, GradeReport.artifacts): the training curve beside the reference's, captions of the first few
-hidden test scenes, attention maps, beams with their scores, the style swap. docs/grader.md ("Feedback
+never the staff note; one row per unwritten TODO and one for a missing module, as `check` prints them), and
+figures of the student's own trained models from what the training checks kept (`ctx.keep`,
+GradeReport.artifacts): the training curve beside the reference's, captions of the first few hidden test scenes,
+attention maps, beams with their scores, the style swap. docs/grader.md ("Feedback
 reports") says what is shown and when it may be given to students.
 
 Self-contained: inline CSS, PNGs as data URIs, no external resource (a Content-Security-Policy forbids any),
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from autograder.grader.report import figures
 from autograder.grader.report import reference as reference_curves
+from autograder.public.runner import Group, check_groups
 from shared.parts import PARTS
 
 STYLE = """
@@ -112,8 +114,15 @@ def _training_checks() -> set[tuple[str, str]]:
 
 
 def _check_rows(results) -> str:
+    """The table of one part's checks: a row per check, but one row per unwritten TODO for the checks that wait
+    for it, and one row for the part when every check failed alike (a missing module): the grouping of the CLI's
+    table (autograder.public.runner.check_groups)."""
     rows = []
-    for r in results:
+    for item in check_groups(results):
+        if isinstance(item, Group):
+            rows.append(_group_row(item))
+            continue
+        r = item
         state = "pass" if r.passed else "fail"
         output = "" if r.passed else f'<pre class="output">{escape(r.output)}</pre>'
         rows.append(f'<tr class="check {state}" data-check="{escape(r.name)}" data-visibility="{escape(r.visibility)}">'
@@ -123,6 +132,25 @@ def _check_rows(results) -> str:
                     f'<td class="num">{points(r.score)} / {points(r.max_score)}</td></tr>')
     return ('<table class="checks"><thead><tr><th class="num">#</th><th>check</th><th>result</th>'
             '<th class="num">points</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>")
+
+
+def _group_row(group: Group) -> str:
+    """One row for the checks of a Group: its line (the TODO and the checks that wait for it; or the output every
+    check of the part failed with), and the checks it stands for under a disclosure."""
+    names = " ".join(r.name for r in group.results)
+    listed = "".join(f"<li>{escape(r.number)} {escape(r.description)} <code>{escape(r.name)}</code></li>"
+                     for r in group.results)
+    if group.todo:
+        line = escape(group.line)
+    else:
+        line = (f"All {len(group.results)} checks of this part failed: "
+                f'<pre class="output">{escape(group.results[0].output)}</pre>')
+    return (f'<tr class="check fail group" data-checks="{escape(names)}" data-todo="{escape(group.todo)}">'
+            f'<td class="num">{escape(group.results[0].number)}&hellip;</td>'
+            f'<td class="desc">{line}<details><summary class="muted">the {len(group.results)} '
+            f'check{"s" * (len(group.results) > 1)}</summary><ul class="muted">{listed}</ul></details></td>'
+            f'<td><span class="badge">FAIL</span></td>'
+            f'<td class="num">0 / {points(group.max_score)}</td></tr>')
 
 
 def _scene_cell(scenes: dict, i: int, rows: int = 1) -> str:
