@@ -221,6 +221,46 @@ def test_a_hidden_check_reports_its_first_failure_without_shrinking():
     assert len(set(shrunk)) > 1 and shrunk[-1] == 1000, f"public: did not shrink ({shrunk})"
 
 
+# -- an exception names its case once -----------------------------------------------------------------------------
+
+class _Raising:
+    """A worker stand-in whose every call raises the student's IndexError, naming no case (as the worker does)."""
+    deadline = None
+
+    def call(self, recipe, timeout=None, deadline=None, **kwargs):
+        from autograder.public.client import StudentError
+        raise StudentError("IndexError", "index 1 is out of bounds", '  File "decoding.py", line 40, in greedy\n')
+
+
+def test_an_exception_in_a_public_check_names_its_call_once():
+    """The engine (runner.WithinCheck) names the call that raised, for every part's checks; a check that names
+    its case itself keeps its own."""
+    from autograder.public.checks import Check
+    from autograder.public.client import StudentError
+    from autograder.public.limits import Deadline
+    from autograder.public.runner import WithinCheck, run_check
+
+    def calls(student, ctx):
+        "greedy decoding of a toy table"
+        student.call("decoding.greedy_toy", table=torch.zeros(2, 3, 5), contexts=[0, 1], max_len=3)
+
+    def names_its_case(student, ctx):
+        "a check that names the case itself"
+        try:
+            student.call("decoding.greedy_toy", max_len=3)
+        except StudentError as exc:
+            exc.case = "the toy table of seed 7"
+            raise
+
+    worker = WithinCheck(_Raising(), Deadline.after(30.0, "the check's time limit was reached"))
+    output = run_check(Check("decoding", "calls", calls, 30.0), worker, None, True).output
+    case = "[decoding.greedy_toy(table=<tensor (2, 3, 5) float32>, contexts=[0, 1], max_len=3)]"
+    assert output.startswith(f"your code raised IndexError: index 1 is out of bounds {case}\n"), output
+    assert output.count("decoding.greedy_toy(") == 1 and 'line 40, in greedy' in output
+    output = run_check(Check("decoding", "named", names_its_case, 30.0), worker, None, True).output
+    assert "[the toy table of seed 7]" in output and "greedy_toy(" not in output, output
+
+
 # -- golden data -------------------------------------------------------------------------------------------------
 
 def test_the_golden_files_are_what_the_reference_gives_now(capsys):
