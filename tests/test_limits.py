@@ -74,6 +74,33 @@ def test_limits_are_read_when_used(monkeypatch):
     assert 13.0 < part_deadline().left() <= 14.0
 
 
+def test_every_knob_has_its_line_in_the_table():
+    """Each field of TimeLimits is a row of limits.py's table, the one place an instructor reads them."""
+    rows = {line.split()[0] for line in limits.__doc__.splitlines() if line.startswith("    ") and line.split()}
+    assert {f.name for f in dataclasses.fields(TimeLimits)} - rows == set()
+
+
+def test_the_limits_of_one_checks_calls_and_of_retrieval_are_read_from_limits_when_used(monkeypatch):
+    """The bleu checks' calls, the styled updates' call (stylenet) and the trained model's time in Part 1's retrieval
+    take LIMITS' values when they run: 10, 60 and 20 s by default."""
+    from types import SimpleNamespace
+
+    from autograder.grader.training import retrieval_file
+    from autograder.public.checks import bleu, stylenet
+    from autograder.public.compare import CheckFailed
+
+    assert (TimeLimits().bleu_call, TimeLimits().styled_steps_call, TimeLimits().retrieval) == (10.0, 60.0, 20.0)
+    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, bleu_call=1.5, styled_steps_call=2.5,
+                                                              retrieval=3.5))
+    worker = _Recorder()
+    bleu._call(worker, "corpus_bleu", "a case", hyps=[])
+    with pytest.raises(CheckFailed, match="unexpected reply"):   # the recorder's "ok" is no answer of styled_steps
+        stylenet._run_styled(worker, 0, {"E": 2, "H": 2, "rank": 1}, "sgd_all", "factual",
+                             {"weights": None, "grads": None}, n=2, steps=1)
+    assert [timeout for _, timeout, _, _ in worker.calls] == [1.5, 2.5]
+    assert retrieval_file(SimpleNamespace(share=lambda name, make: name))["retrieval_seconds"] == 3.5
+
+
 # Training budgets (GradingContext.budget): the reference is timed in a forked copy of the grader, and only for a run
 # that needs it (autograder.grader.training.run_within_budget): a run is first given the least budget any machine
 # grants, the budget with the reference's own time at zero.

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from autograder.grader.context import GradingContext
+from autograder.public import limits
 from autograder.public.checks import check
 from autograder.public.client import KINDS, TimedOut
 from autograder.public.compare import CheckFailed, expect, type_name
@@ -584,9 +585,6 @@ def _show_and_tell_reply(model: nn.Module, ctx: GradingContext) -> dict:
 
 # -- Part 1's retrieval: the lecture's section 9, ranked by the student's retrieval_scores with the trained model ---
 
-RETRIEVAL_SECONDS = 20.0   # the student's retrieval_scores may run the trained model this long (the reference: < 1 s)
-
-
 @dataclass(frozen=True)
 class RetrievalSet:
     """The retrieval scenes as the worker gets them: the images in scene order, the captions in an order only the
@@ -624,11 +622,12 @@ def retrieval_set(ctx: GradingContext) -> RetrievalSet:
 
 def retrieval_file(ctx: GradingContext) -> dict:
     """The recipe's input of the retrieval reply check: a file of the retrieval set's features and captions (in the
-    order sent); the order stays in the grading process."""
+    order sent), and how long the student's retrieval_scores may run the trained model (LIMITS.retrieval); the order
+    stays in the grading process."""
     def make():
         retrieval = retrieval_set(ctx)
         return {"features": retrieval.features, "captions": retrieval.captions}
-    return {"retrieval": ctx.share("retrieval", make), "retrieval_seconds": RETRIEVAL_SECONDS}
+    return {"retrieval": ctx.share("retrieval", make), "retrieval_seconds": limits.LIMITS.retrieval}
 
 
 def trained_recall_at_1(out, ctx: GradingContext) -> float:

@@ -52,6 +52,7 @@ class ZygoteLost(Exception):
     """The part's zygote is gone or no longer the process it was (autograder/worker/main.py)."""
 
 
+# Fixed waits of the grader's own machinery, not time limits of grading (autograder/public/limits.py says why):
 FORK_SECONDS = 15   # how long a zygote that answered before may take to fork a worker
 KILL_SECONDS = 5    # ... to kill one and collect its status
 

@@ -5,6 +5,8 @@
     check          30 s   one check, every recipe call of it together (the default of @check(timeout=...));
                           never above `part` (autograder.public.checks.check refuses it at registration)
     call           20 s   one recipe call (the default of student.call(..., timeout=...))
+    bleu_call      10 s   one recipe call of Part 3's (bleu) public checks: each scores a handful of short captions
+    styled_steps_call 60 s  one call of stylenet.styled_steps, Part 7's (stylenet) styled updates in its public checks
     startup        60 s   a worker's start: importing torch and the student's module
     submission   3600 s   one submission, every part together, in `batch` and on Gradescope
                           ($CAPTIONKIT_SUBMISSION_TIME_LIMIT)
@@ -14,6 +16,14 @@
     budget_factor   3     a training check's budget: budget_factor x the reference's time, measured in the same
     budget_allowance 15 s grading run when a run needs it, plus budget_allowance
                           (autograder.grader.context.GradingContext.budget; autograder.grader.training.run_within_budget)
+    retrieval      20 s   how long the student's retrieval_scores may run the trained model in Part 1's training run
+                          (the reference takes under 1 s); timed inside the worker, not scaled
+                          (autograder.grader.training.retrieval_file)
+
+Not knobs, and so not here: the fixed waits of the grader's own machinery, which bound no student code and are not
+scaled. Such are, in autograder/public/client.py, how long the part's zygote, when it answered before, may take to
+fork a worker (FORK_SECONDS, 15 s, never past the worker's start-up deadline) and to kill one and collect its
+status (KILL_SECONDS, 5 s); a zygote that does not answer in time is ended.
 
 A limit becomes a Deadline (an instant of time.monotonic() and the words that say which limit it was) where it
 starts: the engine makes the part's when the part starts, the runner the check's when the check starts, and a call
@@ -39,9 +49,13 @@ class TimeLimits:
     scale: float = 1.0
     budget_factor: float = 3.0
     budget_allowance: float = 15.0
+    bleu_call: float = 10.0
+    styled_steps_call: float = 60.0
+    retrieval: float = 20.0
 
     def __post_init__(self):
-        for name in ("part", "check", "call", "startup", "submission", "cpu", "scale", "budget_factor"):
+        for name in ("part", "check", "call", "startup", "submission", "cpu", "scale", "budget_factor", "bleu_call",
+                     "styled_steps_call", "retrieval"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"time limits: {name} must be a positive number of seconds, got {getattr(self, name)!r}")
 

@@ -44,7 +44,6 @@ from autograder.grader.isolation import detect
 from tests.hostile import harness
 from tests.hostile.harness import ROOT, assert_contained, build, run_grade
 
-BLEU_CHECKS = importlib.import_module("autograder.public.checks.bleu")   # its _call holds CALL_TIMEOUT
 FIRST = "ngram_counts_is_the_counter_of_ngrams"              # the first public bleu check: where probes report
 CLIPPED = "clipped_counts_clip_at_the_most_in_one_reference"
 WORKED = "corpus_bleu_reproduces_the_worked_examples"        # the check that sends "the cat is on the mat"
@@ -136,7 +135,8 @@ def points(part: str, *failed: str, hidden: tuple[str, ...] = ()) -> tuple[float
 
 
 def short_call_timeout(mp: pytest.MonkeyPatch) -> None:
-    mp.setattr(BLEU_CHECKS, "CALL_TIMEOUT", CALL_TIMEOUT)
+    """Each call of the bleu checks limited to CALL_TIMEOUT seconds (LIMITS.bleu_call)."""
+    mp.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, bleu_call=CALL_TIMEOUT))
 
 
 def passed(graded, *names) -> bool:

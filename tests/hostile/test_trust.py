@@ -25,6 +25,7 @@ import torch
 from autograder.grader import batch
 from autograder.grader.context import GradingContext, hidden_seed, hidden_test_secret
 from autograder.grader.isolation import detect, unprivileged
+from autograder.public import limits
 from autograder.public.client import describe_exit
 from shared.scenes import make_scenes
 from tests.hostile import harness
@@ -47,7 +48,7 @@ def adopt_orphans():
 @pytest.fixture
 def short_calls(monkeypatch):
     """Per-call limit of CALL_TIMEOUT seconds for the bleu checks and a check limit of 8 s for every check."""
-    monkeypatch.setattr(importlib.import_module("autograder.public.checks.bleu"), "CALL_TIMEOUT", CALL_TIMEOUT)
+    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, bleu_call=CALL_TIMEOUT))
     importlib.import_module("autograder.grader.checks").all_checks()   # every check registered
     checks = importlib.import_module("autograder.public.checks")
     for part, part_checks in checks._REGISTRY.items():
@@ -286,7 +287,7 @@ def test_A35_the_worker_s_processes_together_are_held_to_a_memory_limit(tmp_path
     from autograder.public import client
 
     monkeypatch.setattr(client, "TREE_MEMORY_BYTES", 700 * 2 ** 20)
-    monkeypatch.setattr(importlib.import_module("autograder.public.checks.bleu"), "CALL_TIMEOUT", 25.0)
+    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, bleu_call=25.0))
     graded = run_grade(build("A35_memory_of_many_processes", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND)
     first = graded.result(FIRST)

@@ -12,13 +12,13 @@ from collections import Counter
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from autograder.public import limits
 from autograder.public.checks import check, current_round
 from autograder.public.client import StudentError
 from autograder.public.compare import CheckFailed, expect
 from autograder.public.strategies import (FEW, bleu_brevity_corpus, bleu_corpus, bleu_self_corpus, bleu_sentence,
                                           bleu_words, bleu_zero_corpus)
 
-CALL_TIMEOUT = 10.0          # seconds per call: each call scores a handful of short captions
 RTOL, ATOL = 1e-9, 1e-12     # against the reference or a closed form: only log/exp/pow rounding differs (~1e-15)
 # The case count of these properties (FEW). Hypothesis derives a derandomised property's cases from its source text,
 # decorators included: under another name here, every case these checks have always drawn would change.
@@ -30,7 +30,7 @@ CAT_REFS = ["the cat is on the mat", "there is a cat on the mat"]
 
 def _call(student, recipe: str, case: str, **kwargs):
     try:
-        return student.call(f"bleu.{recipe}", timeout=CALL_TIMEOUT, **kwargs)
+        return student.call(f"bleu.{recipe}", timeout=limits.LIMITS.bleu_call, **kwargs)
     except StudentError as exc:  # the same verdict, naming the case in the check's words
         exc.case = case
         raise

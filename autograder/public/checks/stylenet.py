@@ -18,7 +18,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 from torch import nn
 
-from autograder.public import golden
+from autograder.public import golden, limits
 from autograder.public.checks import check, current_round
 from autograder.public.compare import CheckFailed, expect, expect_tensor, expect_tuple, index_of, type_name
 from autograder.public.strategies import FEW, factored_cases, style_mixes
@@ -258,9 +258,9 @@ def _run_styled(student, seed, sizes, optimizer, style_before, start, n, steps, 
     describe = (f"StyleNet E={sizes['E']}, H={sizes['H']}, rank={sizes['rank']}; {n} captions of length "
                 f"{captions.shape[1]}, PAD after END, its cell run by nn.LSTMCell's op; optimizer: "
                 f"{OPTIMIZERS[optimizer]}; style before the step: {style_before}; seed={seed}")
-    out = student.call("stylenet.styled_steps", timeout=60, sizes=sizes, weights=weights, warmup_grads=grads,
-                       optimizer=optimizer, style_before=style_before, captions=captions, h0=h0, c0=c0,
-                       expand=expand, steps=steps)
+    out = student.call("stylenet.styled_steps", timeout=limits.LIMITS.styled_steps_call, sizes=sizes, weights=weights,
+                       warmup_grads=grads, optimizer=optimizer, style_before=style_before, captions=captions, h0=h0,
+                       c0=c0, expand=expand, steps=steps)
     if not isinstance(out, dict) or "params" not in out:
         raise CheckFailed(f"styled_steps: unexpected reply {type_name(out)} [{describe}]")
     state = (h0.expand(n, -1), c0.expand(n, -1))

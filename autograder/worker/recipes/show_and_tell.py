@@ -147,15 +147,15 @@ def controls(student, features, seeds):
 
 @recipe()
 def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, beam_width=3, controls=False,
-                     retrieval=None, retrieval_seconds=20.0):
+                     retrieval=None, retrieval_seconds=None):
     """Train the student's ShowTellRNN with the kit's loop and the student's caption_loss on the grids in
     file `data` (autograder.grader.training.share_split), until the grader has seen its captions reach the
     threshold or for `epochs` epochs (judged_epochs); return greedy captions of its test grids, the
     training curve and, for the feedback report, the reference beam search's beams and scores on the first
     `shown` test grids (None if that fails: the report is optional); with `controls`, also the lab's image
     controls (recipes.image_controls) under "controls"; with `retrieval` (a file of features and captions,
-    autograder.grader.training.retrieval_file), the student's retrieval_scores with the trained model under
-    "retrieval" (retrieval_of)."""
+    autograder.grader.training.retrieval_file, which sends `retrieval_seconds` with it: the grader's
+    LIMITS.retrieval), the student's retrieval_scores with the trained model under "retrieval" (retrieval_of)."""
     decoding = reference("decoding")
     d = load_split(data)
     grids, tokens = d["grids"], d["tokens"]
