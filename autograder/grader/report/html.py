@@ -146,7 +146,7 @@ def _group_row(group: Group) -> str:
         line = (f"All {len(group.results)} checks of this part failed: "
                 f'<pre class="output">{escape(group.results[0].output)}</pre>')
     return (f'<tr class="check fail group" data-checks="{escape(names)}" data-todo="{escape(group.todo)}">'
-            f'<td class="num">{escape(group.results[0].number)}&hellip;</td>'
+            f'<td class="num">{escape(group.results[0].number)}{"&hellip;" * (len(group.results) > 1)}</td>'
             f'<td class="desc">{line}<details><summary class="muted">the {len(group.results)} '
             f'check{"s" * (len(group.results) > 1)}</summary><ul class="muted">{listed}</ul></details></td>'
             f'<td><span class="badge">FAIL</span></td>'
