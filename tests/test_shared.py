@@ -10,7 +10,7 @@ import torch
 from shared.captions import classify_failure, content_slots, parse_caption, romantic
 from shared.encoder import Encoder, load_data
 from shared.metrics import exact_match, failure_counts, style_scores
-from shared.scenes import make_scenes, relation
+from shared.scenes import COLOR_WORDS, SHAPES, make_scenes, relation
 from shared.training import seed_everything, train
 from shared.vocab import END, START, VOCAB, VOCAB_SIZE, decode, decode_batch, encode
 
@@ -22,6 +22,25 @@ def test_scenes_reproduce_the_lecture_targets():
     assert scenes.targets == ["a red triangle above a green circle", "a green triangle above a yellow circle",
                               "a red triangle left of a green square"]
     assert scenes.attributes[0].int().tolist() == [1, 1, 0, 0, 1, 0, 1]
+
+
+def test_scenes_reproduce_the_lecture_pixels():
+    """The cached encoder outputs (shared/encoder.py) are keyed by the seeds, not the pixels: a change to the drawing
+    must show here."""
+    assert float(make_scenes(3, seed=0).images.double().sum()) == pytest.approx(7977.848295, abs=1e-5)
+
+
+@pytest.mark.parametrize("max_objects", [2, 3])
+def test_scenes_without_images_are_the_same_scenes(max_objects):
+    drawn, captions_only = make_scenes(300, 4, max_objects), make_scenes(300, 4, max_objects, keep_images=False)
+    assert captions_only.images is None
+    assert captions_only.objects == drawn.objects and captions_only.references == drawn.references
+    assert captions_only.targets == drawn.targets and torch.equal(captions_only.tokens, drawn.tokens)
+    assert torch.equal(captions_only.attributes, drawn.attributes) and drawn.attributes.dtype == torch.float32
+    for objects, row in zip(drawn.objects, drawn.attributes):   # 4 colours, then 3 shapes, multi-hot
+        present = {o["color"] for o in objects} | {o["shape"] for o in objects}
+        assert [name for name, bit in zip(COLOR_WORDS + SHAPES, row.tolist()) if bit == 1.0] == \
+            [name for name in COLOR_WORDS + SHAPES if name in present] and set(row.tolist()) <= {0.0, 1.0}
 
 
 def test_same_seed_same_pixels_other_seed_other_pixels():
