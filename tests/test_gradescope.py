@@ -94,17 +94,41 @@ def test_the_source_is_root_only_after_setup(installed):
     assert (installed / "source").stat().st_mode & 0o077 == 0
 
 
-def test_nothing_hidden_is_installed_where_the_worker_reads(installed):
-    """The worker's interpreter reads the virtual environment: it must hold no reference solution, check or hidden
-    seed, nor a RECORD naming them (a RECORD lists each file's SHA-256: a small seed falls to a search)."""
-    exposed = []
-    for path in (installed / "venv").rglob("*"):
-        rel = path.relative_to(installed).as_posix()
-        if path.is_file() and (path.name == "seed.json" or "/solutions/" in rel or "/autograder/checks/" in rel):
-            exposed.append(rel)
+# What a student must never read, as folders of the kit: the grader zone (hidden checks, references, hidden seed and
+# data, the engine) and the reference solutions.
+HIDDEN_TREES = ("autograder/grader", "solutions")
+
+
+def exposed(root: Path) -> list[str]:
+    """Files under root/venv of the hidden trees (or any seed.json), and RECORDs naming the hidden seed."""
+    found = []
+    for path in (root / "venv").rglob("*"):
+        rel = path.relative_to(root).as_posix()
+        if path.is_file() and (path.name == "seed.json" or any(f"/{tree}/" in f"/{rel}" for tree in HIDDEN_TREES)):
+            found.append(rel)
         if path.name == "RECORD" and "hidden/seed.json" in path.read_text(errors="replace"):
-            exposed.append(f"{rel} names hidden/seed.json")
-    assert not exposed, exposed
+            found.append(f"{rel} names hidden/seed.json")
+    return found
+
+
+def test_the_hidden_trees_are_the_kits_and_a_file_of_them_in_the_venv_is_found(tmp_path):
+    """HIDDEN_TREES names the kit's folders as they are (a moved folder fails here, not silently below), and a hidden
+    check, a reference or the grader's engine installed into site-packages is reported."""
+    assert all((ROOT / tree).is_dir() for tree in HIDDEN_TREES)
+    site = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    planted = ["autograder/grader/checks/bleu.py", "solutions/bleu.py", "autograder/grader/engine.py"]
+    for rel in [*planted, "autograder/public/checks/bleu.py", "autograder/worker/main.py", "shared/vocab.py"]:
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text("")
+    prefix = "venv/lib/python3.11/site-packages/"
+    assert sorted(exposed(tmp_path)) == sorted(prefix + rel for rel in planted)
+
+
+def test_nothing_hidden_is_installed_where_the_worker_reads(installed):
+    """The worker's interpreter reads the virtual environment: it must hold no reference solution, hidden check or
+    seed, nor a RECORD naming them (a RECORD lists each file's SHA-256: a small seed falls to a search)."""
+    found = exposed(installed)
+    assert not found, found
 
 
 def test_a_correct_part_earns_full_marks_and_a_missing_one_nothing(installed):
