@@ -12,6 +12,7 @@ import dataclasses
 import importlib
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -294,6 +295,24 @@ def test_A35_the_worker_s_processes_together_are_held_to_a_memory_limit(tmp_path
     assert first.output.startswith("the worker's processes used ") and "the limit is 0.7 GiB" in first.output, \
         first.output
     assert first.seconds < 20, f"killed after {first.seconds:.1f} s"
+
+
+def test_A35_the_cheap_reading_of_a_tree_s_memory_never_reads_less_than_the_exact_one():
+    """The watchdog reads resident sizes first and the proportional ones only above the limit: sound only while the
+    cheap reading bounds the exact one from above (here: this test's own session, torch imported, a forked child)."""
+    from autograder.public.client import tree_memory
+
+    child = os.fork()
+    if child == 0:
+        time.sleep(5)
+        os._exit(0)
+    try:
+        exact = tree_memory(os.getsid(0), None)
+        cheap = tree_memory(os.getsid(0), None, exact=False)
+        assert exact > 100 * 2 ** 20 and cheap >= exact, (cheap, exact)
+    finally:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
 
 
 # -- A36: the machine's other processes ------------------------------------------------------------------------
