@@ -170,4 +170,17 @@ VARIANTS = [
             "    source[order] = order.roll(-1)  # scene order[m] reads scene order[m + 1]: one cycle through all\n"
             "    return features[source.to(features.device)]\n",
             correct=True, why="one random cycle through every scene (not uniform over derangements, but no fixed point)"),
+    # The docstring's return types of retrieval (the return-value audit in docs/grader.md).
+    Variant("show_and_tell", "recall_clamped_to_an_int",
+            "    return (ranks <= k).double().mean().item()",
+            "    return min(1, (ranks <= k).double().mean().item())",
+            correct=False, why="clamps with min(1, recall): a recall of 1.0 comes back as the int 1, not a Python float"),
+    Variant("show_and_tell", "recall_returns_a_tensor",
+            "    return (ranks <= k).double().mean().item()",
+            "    return (ranks <= k).double().mean()",
+            correct=False, why="returns a 0-d tensor where the docstring promises a Python float"),
+    Variant("show_and_tell", "log_probs_in_float64",
+            "    return picked.masked_fill(targets == PAD, 0.0).sum(1)",
+            "    return picked.masked_fill(targets == PAD, 0.0).sum(1, dtype=torch.float64)",
+            correct=False, why="sums in float64: a float32 model's scores come back as float64, not the logits' dtype"),
 ]

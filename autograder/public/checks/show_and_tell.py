@@ -447,7 +447,7 @@ def _expect_pair_log_probs(name: str, got, logits: torch.Tensor, captions: torch
     tol = MODEL_TOL.for_dtypes(inputs, got.dtype)
     if not torch.allclose(got.to(F64), expected, rtol=tol.rtol, atol=tol.atol):
         name += _log_prob_symptom(got, logits, captions)
-    expect_close(name, got, expected, MODEL_TOL, inputs=inputs, case=case)
+    expect_close(name, got, expected, MODEL_TOL, inputs=inputs, case=case, same_dtype=True)   # the logits' dtype
 
 
 @check()
@@ -604,8 +604,7 @@ def _expect_recall(student, scores: torch.Tensor, k: int, describe: str) -> None
     call = f"recall_at_k(scores, k={k})"
     expect("raised" not in out, f"{call} raised {out.get('raised')}: {out.get('message')}", describe)
     got = out["returned"]
-    expect(isinstance(got, (int, float)) and not isinstance(got, bool),
-           f"{call}: expected a Python float, got {type_name(got)}", describe)
+    expect(isinstance(got, float), f"{call}: expected a Python float, got {type_name(got)}", describe)
     expected = enumerated_recall(scores, k)
     if abs(got - expected) > 1e-9:
         expect(False, f"{call}: expected {expected:.6g}, got {got:.6g}{_recall_symptom(got, scores, k)}", describe)
