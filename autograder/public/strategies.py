@@ -1,5 +1,12 @@
-"""Hypothesis strategies for every part, in one place, and the one way a check runs a property. Sizes are bounded
-so a property test stays fast; floats are bounded so tolerances mean something.
+"""Hypothesis strategies of every part, and the one way a check runs a property. Sizes are bounded so a property
+test stays fast; floats are bounded so tolerances mean something.
+
+Where a strategy lives: a composite one (a @st.composite, or a strategy of structured cases such as `toy_cases`) and
+any that more than one check draws from live here, named for what they draw. A primitive range of one check (an
+`st.integers`, `st.sampled_from`, `st.booleans` or `st.just`, alone or in an `st.tuples` / `st.one_of` of such, and
+`st.data()` draws inside the property) may stay inline in that check's @given, next to what it means. Moving one
+here later is no mere tidying: a derandomised property's cases are derived from its source text, decorators
+included, so every case that check has ever drawn would change.
 
 A property check (docs/grader.md):
 
