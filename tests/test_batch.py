@@ -135,7 +135,7 @@ def test_the_summary_shows_distributions_the_most_failed_checks_and_every_submis
     bleu = [(e["failed"], e["graded"]) for e in failed_checks(documents) if "(bleu)" in e["name"]]
     assert len(bleu) == len(rubric_mod.load()["bleu"]) and set(bleu) == {(1, 3)}
     assert len(structure(text).sources) == 1 and "report.html" not in text    # a histogram; no reports asked for
-    assert '<a class="staff" href="alice/staff.txt">staff view</a>' in text
+    assert '<a class="staff" href="staff/alice.txt">staff view</a>' in text
     rendered = browser.render(out / "summary.html", tmp_path)
     assert rendered.get("data-rendered") == "ok" and rendered.get("data-images") == "1", rendered
 
@@ -185,7 +185,7 @@ def test_part_regrades_one_part_and_merges_it_into_the_results(graded, tmp_path)
         d.pop("execution_time")
         d["output"] = re.sub(r"captionkit-sandbox(-\d+)?", "captionkit-sandbox", d["output"])
     assert document == full
-    staff = (merged / "alice" / "staff.txt").read_text()    # the staff view merged too: Part 3 passes now
+    staff = (merged / "staff" / "alice.txt").read_text()    # the staff view merged too: Part 3 passes now
     assert "merged into the earlier grade" in staff and " bleu." not in staff and "\n2.1 decoding." in staff
 
 
@@ -313,13 +313,36 @@ def test_the_histograms_span_each_maximum_even_when_everyone_scored_zero(tmp_pat
 
 
 def test_each_submission_has_a_staff_view_for_the_staff_alone(graded):
-    """DIR/<id>/staff.txt: every failed check with what the student saw and the staff's detail, owner-only."""
+    """DIR/staff/<id>.txt: every failed check with what the student saw and the staff's detail, owner-only, in a
+    folder of its own: a submission's folder DIR/<id>/, handed out whole, holds no staff view."""
     _, out, rows = graded
-    staff = out / "=HYPERLINK(1)" / "staff.txt"
-    assert stat.S_IMODE(staff.stat().st_mode) == 0o600
+    staff = out / "staff" / "=HYPERLINK(1).txt"
+    assert stat.S_IMODE(staff.stat().st_mode) == 0o600 and stat.S_IMODE(staff.parent.stat().st_mode) == 0o700
+    for key in rows:
+        assert {p.name for p in (out / key).iterdir()} <= {"results.json", "report.html"}, key
     text = staff.read_text()
     full = sum(e.points for checks in rubric_mod.load().values() for e in checks.values())
     assert text.startswith(f"Staff view of =HYPERLINK(1): 0 / {full:g}") and "Never give this file to a student" in text
     assert "3.1 bleu.ngram_counts_is_the_counter_of_ngrams (public, 0 of 1)" in text
     assert re.search(r"3\.\d+ bleu\.\w+ \(hidden, 0 of \d+\)", text), text[:3000]
     assert 'File "bleu.py", line' in text                      # the traceback in the student's file
+
+
+def test_a_submission_named_like_the_staff_folder_is_refused(tmp_path):
+    (tmp_path / "class" / "Staff").mkdir(parents=True)
+    with pytest.raises(ValueError, match="a submission is named 'staff'.*rename"):
+        batch.run(tmp_path / "class", tmp_path / "out")
+
+
+def test_a_staff_view_an_earlier_kit_wrote_beside_the_report_is_moved_out(tmp_path):
+    """A batch folder of an earlier kit held DIR/<id>/staff.txt: storing that submission again moves its staff view
+    to DIR/staff/<id>.txt (merging a regraded part into it) and leaves none in DIR/<id>/."""
+    ada = Submission("ada", "", tmp_path)
+    (tmp_path / "ada").mkdir()
+    (tmp_path / "ada" / "results.json").write_text(json.dumps({"score": 0, "tests": []}))
+    (tmp_path / "ada" / "staff.txt").write_text("Staff view of ada\n\n2.1 decoding.greedy (public, 0 of 2): ...\n")
+    batch._store(tmp_path, ada, {"results": {"score": 0, "tests": []}, "staff": "Staff view of ada\n"},
+                 merge=("bleu",))
+    assert not (tmp_path / "ada" / "staff.txt").exists()
+    moved = tmp_path / "staff" / "ada.txt"
+    assert "2.1 decoding.greedy" in moved.read_text() and stat.S_IMODE(moved.stat().st_mode) == 0o600

@@ -1,8 +1,9 @@
 """`python -m autograder batch SUBMISSIONS --out DIR [--jobs N | --scheduler ADDRESS] [--part P ...] [--force]
 [--reports]`: grade a whole class.
 
-Writes DIR/<id>/results.json for every submission (Gradescope's format), DIR/<id>/staff.txt (the staff view:
-each failed check's case and traceback, autograder/grader/staff.py), DIR/grades.csv (one row per
+Writes DIR/<id>/results.json for every submission (Gradescope's format), DIR/staff/<id>.txt (the staff view:
+each failed check's case and traceback, autograder/grader/staff.py; in a folder of its own, so that a submission's
+folder can be handed out), DIR/grades.csv (one row per
 submission, one column per part), DIR/histograms.png (the score distribution of every part) and
 DIR/summary.html (distributions, the checks failed most often, every submission; autograder/grader/report/summary.py).
 With --reports, also DIR/<id>/report.html, the feedback report of each submission (autograder/grader/report/html.py).
@@ -288,16 +289,20 @@ def _prepare(submission: Submission, parts: tuple[str, ...] | None, reports: boo
 def _store(out: Path, submission: Submission, outcome: dict, merge: tuple[str, ...] | None = None) -> None:
     """Write what grade_job returned into out/<id>/; with `merge`, into the results.json graded before."""
     from autograder.grader.results import merge_results, write_json_atomic
-    from autograder.grader.staff import STAFF_FILE, merged_text, write_staff
+    from autograder.grader.staff import STAFF_FILE, batch_staff_path, merged_text, write_staff
 
     folder = out / submission.id
+    staff_path = batch_staff_path(out, submission.id)
+    # Where a batch of an earlier kit wrote the staff view, beside the student's report: read for a merge, removed.
+    legacy = folder / STAFF_FILE
     document = outcome["results"]
     staff = outcome.get("staff")
     if merge:
         old = json.loads((folder / "results.json").read_text())
         document = merge_results(old, document, merge)
-        if staff is not None and (folder / STAFF_FILE).is_file():
-            staff = merged_text((folder / STAFF_FILE).read_text(encoding="utf-8"), staff, merge)
+        earlier = staff_path if staff_path.is_file() else legacy
+        if staff is not None and earlier.is_file():
+            staff = merged_text(earlier.read_text(encoding="utf-8"), staff, merge)
         # The report drew every part from one run; it no longer matches (`batch --reports` grades it afresh).
         (folder / "report.html").unlink(missing_ok=True)
     folder.mkdir(parents=True, exist_ok=True)
@@ -306,7 +311,9 @@ def _store(out: Path, submission: Submission, outcome: dict, merge: tuple[str, .
         (folder / "report.html").write_text(outcome["report"], encoding="utf-8")
         owner_only(folder / "report.html")
     if staff is not None:
-        write_staff(staff, folder / STAFF_FILE)
+        write_staff(staff, staff_path)
+        owner_only(staff_path.parent)
+        legacy.unlink(missing_ok=True)
     write_json_atomic(document, folder / "results.json")   # mkstemp: 0600
 
 
@@ -352,12 +359,17 @@ def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, r
         if folder.is_dir() and folder.stat().st_uid == os.geteuid():
             owner_only(folder)
     submissions = discover(submissions_root)
+    from autograder.grader.staff import STAFF_FOLDER, batch_staff_path
+    if any(s.id.lower() == STAFF_FOLDER for s in submissions):   # also "Staff" where case does not count
+        raise ValueError(f"{submissions_root}: a submission is named {STAFF_FOLDER!r}, the name of the folder of "
+                         "the staff views in the output folder: rename that submission's folder or zip")
     # With `parts`: the parts to regrade and merge, per submission graded before (the others are graded in full).
     merge = {s.id: tuple(parts) for s in submissions if parts and _graded_tests(out, s)}
     todo = [s for s in submissions if force or parts or not _done(out, s, reports)]
     if force:
         for s in todo:
             shutil.rmtree(out / s.id, ignore_errors=True)
+            batch_staff_path(out, s.id).unlink(missing_ok=True)
     failures: dict[str, str] = {}
 
     def finish(s: Submission, outcome) -> None:

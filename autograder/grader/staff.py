@@ -3,10 +3,11 @@ course staff need to answer "why did I lose this point?": the failing case and t
 file (CheckResult.staff_note).
 
     python -m autograder grade SUBMISSION --staff [PATH]     (default: staff.txt beside --json, else here)
-    python -m autograder batch ...                           (always: DIR/<id>/staff.txt, linked from summary.html)
+    python -m autograder batch ...                           (always: DIR/staff/<id>.txt, linked from summary.html)
     on Gradescope                                            (run_autograder's stdout, which only instructors see)
 
-It names hidden inputs, so it goes only where students never look: a file readable by its owner alone, and on
+It names hidden inputs, so it goes only where students never look: a file readable by its owner alone (in
+`batch`, in a folder of its own, never in the DIR/<id>/ folder whose report.html a TA hands out), and on
 Gradescope the captured stdout (results.json says "stdout_visibility": "hidden"), never a test's output, which
 students see after the due date. A hidden test entry would do too, but Gradescope hides the total from students
 while any test is hidden. Nothing a student receives holds this module (tests/test_staff.py).
@@ -19,6 +20,7 @@ from pathlib import Path
 from autograder.public.runner import CheckResult, GradeReport
 
 STAFF_FILE = "staff.txt"
+STAFF_FOLDER = "staff"   # batch: DIR/staff/<id>.txt; no submission may have this id (batch.run refuses one)
 WARNING = "For the course staff only: it shows hidden checks' inputs. Never give this file to a student."
 SEPARATOR = "\n\n"
 
@@ -56,10 +58,17 @@ def merged_text(old: str, new: str, parts: tuple[str, ...]) -> str:
     return SEPARATOR.join([header, *sorted(kept, key=key)]) + "\n"
 
 
+def batch_staff_path(out: Path, ident: str) -> Path:
+    """Where `batch` writes the staff view of submission `ident`: DIR/staff/<id>.txt, outside the submission's
+    own folder DIR/<id>/ (results.json, report.html), so that handing out that folder hands out no staff view."""
+    return Path(out) / STAFF_FOLDER / f"{ident}.txt"
+
+
 def write_staff(text: str, path: Path) -> Path:
-    """Write `text` to `path`, readable by its owner alone from the moment it exists; return the path."""
+    """Write `text` to `path`, readable by its owner alone from the moment it exists (and a folder made for it, by
+    its owner alone too); return the path."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.fchmod(fd, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -1,6 +1,7 @@
 """The batch summary for TAs (`python -m autograder batch` writes DIR/summary.html): the score distribution of
 every part, the checks failed most often, and every submission with its totals (linked to its feedback report
-when `--reports` wrote one, and to its staff view, <id>/staff.txt: each failed check's case and traceback). Built from the results.json files, so a resumed batch summarises every submission.
+when `--reports` wrote one, and to its staff view, staff/<id>.txt: each failed check's case and traceback). Built
+from the results.json files, so a resumed batch summarises every submission.
 Staff-only: it names every student."""
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from urllib.parse import quote
 from autograder.grader import rubric as rubric_mod
 from autograder.grader.batch import was_graded
 from autograder.grader.results import missing_parts
+from autograder.grader.staff import STAFF_FOLDER, batch_staff_path
 from autograder.grader.report import figures
 from autograder.grader.report.html import meter, page, points
 from shared.parts import PARTS
@@ -85,8 +87,8 @@ def render_summary(rows: list[dict], out: Path, generated: str | None = None) ->
         label = escape(ident)
         if report.is_file():
             label = f'<a href="{escape(quote(ident, safe=""))}/report.html">{label}</a>'
-        staff = out / ident / "staff.txt"
-        staff_link = (f'<a class="staff" href="{escape(quote(ident, safe=""))}/staff.txt">staff view</a>'
+        staff = batch_staff_path(out, ident)
+        staff_link = (f'<a class="staff" href="{STAFF_FOLDER}/{escape(quote(ident + ".txt", safe=""))}">staff view</a>'
                       if staff.is_file() else "")
         cells = "".join(f'<td class="num">{points(float(r[p.module]))}</td>' if p.module in r else "<td></td>"
                         for p in PARTS)
