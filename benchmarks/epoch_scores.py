@@ -34,8 +34,7 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from autograder.grader.context import GradingContext  # noqa: E402
-from autograder.grader.training import SPECS, exact_match_of, expect_exact_match, share_split  # noqa: E402
-from autograder.public.compare import CheckFailed  # noqa: E402
+from autograder.grader.training import SPECS, share_split  # noqa: E402
 from autograder.worker import recipes  # noqa: E402
 from inprocess_worker import InProcessWorker  # noqa: E402
 
@@ -45,12 +44,7 @@ STOPPED = ("show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")   # 
 
 def judged(spec, out, ctx: GradingContext) -> tuple[float, bool]:
     """(score, whether the verdict passes) of a training recipe's reply, as the check judges it."""
-    try:
-        (spec.judge or expect_exact_match)(spec, out, ctx)
-        passed = True
-    except CheckFailed:
-        passed = False
-    return (spec.score or exact_match_of)(out, ctx), passed
+    return spec.score_of(out, ctx), spec.failure(out, ctx) is None
 
 
 def epoch_scores(part: str, submission: Path, ctx: GradingContext, seed: int) -> tuple[list, float]:
@@ -66,7 +60,8 @@ def epoch_scores(part: str, submission: Path, ctx: GradingContext, seed: int) ->
     try:
         t0 = time.process_time()
         out = worker.call(spec.recipe, evaluate=record, data=share_split(ctx), epochs=spec.epochs,
-                          batch_size=spec.batch_size, lr=spec.lr, seed=seed, **{**spec.options, **OPTIONS})
+                          batch_size=spec.batch_size, lr=spec.lr, seed=seed,
+                          **{**spec.published.options, **spec.options, **OPTIONS})
         seconds = time.process_time() - t0
     finally:
         worker.close()

@@ -8,20 +8,24 @@ import torch
 from torch import nn
 
 from autograder.grader import calibrate
+from types import SimpleNamespace
+
 from autograder.grader.training import TrainingSpec
 from autograder.public.compare import CheckFailed
+from autograder.public.training import Published
 
 
 class ToyContext:
-    """What calibrate needs of a GradingContext: the hidden seed, and data it may load."""
+    """What calibrate needs of a GradingContext: the hidden seed, and data it may load (the toy's verdict reads no
+    test scenes)."""
     seed = 0
-    data = None
+    data = SimpleNamespace(test=SimpleNamespace(scenes=None))
 
     def __init__(self, scratch):
         pass
 
 
-def toy_judge(spec, out, ctx) -> None:
+def toy_verdict(published, out, test, where) -> None:
     if out["seed"] == 1:
         raise CheckFailed("the style did not switch")
 
@@ -32,10 +36,11 @@ class ToyModel(nn.Module):
         self.seed = seed
 
 
-TOY = TrainingSpec(part="toy", check="trained_toy", description="", epochs=1, batch_size=1, lr=0.1, threshold=0.05,
+TOY = TrainingSpec(part="toy", check="trained_toy", description="",
+                   published=Published("toy", epochs=1, batch_size=1, lr=0.1, threshold=0.05,
+                                       score=lambda out, test: out["seed"] / 10, verdict=toy_verdict),
                    train_reference=lambda ctx, seed, epochs, prepared: ToyModel(seed),
-                   reference_reply=lambda model, ctx: {"seed": model.seed},
-                   score=lambda out, ctx: out["seed"] / 10, judge=toy_judge)
+                   reference_reply=lambda model, ctx: {"seed": model.seed})
 
 
 def run(monkeypatch, capsys, *argv: str) -> tuple[int, str]:

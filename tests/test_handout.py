@@ -391,6 +391,58 @@ def test_check_names_a_module_missing_from_the_folder(built, student_python, tmp
     assert done.returncode == 2 and "nowhere: not a folder" in done.stderr
 
 
+TRAINED_LINE = re.compile(r"^show_and_tell: exact match (\S+) \(threshold 0\.4\): (reaches the threshold|FAILS); image "
+                          r"controls \(should collapse\): zeroed images (\S+), shuffled images (\S+)$", re.M)
+
+
+def test_check_train_trains_part_1_with_the_students_own_decoder(built, student_python, tmp_path):
+    """`check --train --part show_and_tell` in the handout: Part 1, the cheapest trained part, whose run decodes with
+    Part 2's greedy_decode, trained with the kit's recipe and budget on the public data, with the student's own
+    decoding.py where the grader uses its reference. With the references copied in, it reaches the threshold and
+    prints the score beside it with the image controls, the trained recall@1, and where the grader's budgets are;
+    with a caption_loss detached from the graph (an obvious training bug), it fails, saying why and that the run used
+    the student's own decoding.py."""
+    import subprocess
+
+    from autograder.public.training import PUBLISHED
+    from shared.encoder import cache_dir
+
+    folder = copy_of(built[0], tmp_path / "captioning")
+    for module in ("show_and_tell", "decoding"):
+        shutil.copy(ROOT / "solutions" / f"{module}.py", folder / f"{module}.py")
+    env = student_env() | {"CAPTIONKIT_CACHE": str(cache_dir())}   # the kit's encoder outputs of the public data
+
+    def train() -> subprocess.CompletedProcess:
+        return subprocess.run([str(student_python), "-m", handout.CHECKER, "check", "--train", "--part",
+                               "show_and_tell"], cwd=folder, env=env, capture_output=True, text=True,
+                              timeout=CHECK_TIMEOUT)
+    done = train()
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    score, verdict, zeroed, shuffled = TRAINED_LINE.search(done.stdout).groups()
+    assert verdict == "reaches the threshold" and float(score) >= PUBLISHED["show_and_tell"].threshold
+    assert float(zeroed) < 0.1 and float(shuffled) < 0.1, done.stdout
+    assert re.search(r"^    recall@1 \S+ \(threshold 0\.3\): reaches the threshold$", done.stdout, re.M), done.stdout
+    assert "your own" not in done.stdout
+    assert re.search(r"^time: each run here may take \d+ s; the grader stops a run at 3 x the reference's training "
+                     r"time .*epochs, batch size, learning rate and threshold, as graded: "
+                     r"autograder/public/training\.py", done.stdout, re.M), done.stdout
+
+    source = (folder / "show_and_tell.py").read_text()
+    detached = source.replace("ignore_index=PAD)\n", "ignore_index=PAD).detach() + 0 * logits.sum()\n", 1)
+    assert detached != source
+    (folder / "show_and_tell.py").write_text(detached)
+    done = train()
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if TRAINED_LINE.match(line))
+    assert TRAINED_LINE.match(lines[first])[2] == "FAILS", done.stdout
+    assert re.fullmatch(r"    exact match \S+ on the public test scenes; the threshold is 0\.4; the training loss did "
+                        r"not fall \(first epoch \S+, last \S+\): no learning signal reaches the parameters",
+                        lines[first + 1]), done.stdout
+    assert "    this run used your own decoding.py, where the grader uses the reference versions: a bug there can be " \
+           "the cause" in lines, done.stdout
+
+
 # -- the build refuses what it cannot hand out ---------------------------------------------------------------------
 
 def test_a_drifted_stub_stops_the_build_with_one_line(tmp_path, monkeypatch, capsys):

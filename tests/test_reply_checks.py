@@ -10,8 +10,9 @@ import torch
 
 from autograder.grader.context import GradingContext
 from autograder.grader.rubric import load as load_rubric
-from autograder.grader.training import (SPECS, TrainedRun, distinct_scenes, retrieval_set, trained_recall_at_1)
+from autograder.grader.training import SPECS, TrainedRun, retrieval_set, trained_recall_at_1
 from autograder.public.compare import CheckFailed
+from autograder.public.training import distinct_scenes
 from autograder.worker.recipes.show_and_tell import RETRIEVAL_BATCH, retrieval_of
 from shared.encoder import Split
 from shared.scenes import make_scenes

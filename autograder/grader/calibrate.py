@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 
 from autograder.grader.context import GradingContext
-from autograder.grader.training import SPECS, exact_match_of
+from autograder.grader.training import SPECS
 from autograder.public.compare import CheckFailed
 
 
@@ -98,7 +98,7 @@ def calibrate_with_reply_checks(spec, ctx: GradingContext, offset: int, rows: di
         add(f"{extra.metric} after all epochs", extra.score(run.full, ctx))
         for name in extra.broken:
             add(f"{extra.metric} at the stop, broken: {name}", extra.score(run.broken[(extra.check, name)], ctx))
-    return (spec.score or exact_match_of)(run.full, ctx), spec.failure(run.full, ctx)
+    return spec.score_of(run.full, ctx), spec.failure(run.full, ctx)
 
 
 if __name__ == "__main__":

@@ -54,24 +54,41 @@ def check(args) -> int:
 
 
 def check_training(folder: Path, parts: tuple[str, ...] | None) -> int:
-    """Train each trained part of `folder` (or of `parts`) as its training check does, with the same recipes and
-    budgets, on the public data (PublicContext); print its score next to the published threshold and the lab's
-    image controls. Exit status 1 when a run does not reach its threshold."""
+    """Train each trained part of `folder` (or of `parts`) on the public data as its training check does, with the
+    same recipes, the reference versions of the other parts it uses and the grader's time budget (the reference
+    timed on the public data, PublicContext), through the handout's own path (autograder.public.training); print its
+    score next to the published threshold and the lab's image controls. Exit status 1 when a run does not reach its
+    threshold."""
     import os
 
+    import torch
+
     from autograder.grader.context import PublicContext
-    from autograder.grader.training import SPECS, public_table
+    from autograder.grader.engine import REFERENCES, SOLUTIONS, sandboxed_workers
+    from autograder.grader.isolation import build_runtime, detect
+    from autograder.grader.training import SPECS, run_within_budget
+    from autograder.public import training
+    from autograder.public.limits import part_deadline
+    from autograder.public.progress import for_terminal
 
     trained = tuple(p for p in SPECS if (parts is None or p in parts) and (folder / f"{p}.py").is_file())
     if not trained:
         raise UsageError(f"{folder}: none of the trained parts' modules ({', '.join(f'{p}.py' for p in SPECS)})"
                          + (f" among --part {' '.join(parts)}" if parts else ""))
+    torch.set_num_threads(1)   # as a grade: the encoder's cache and the reference's timed epoch are one thread's
     with tempfile.TemporaryDirectory(prefix="captionkit-train-") as tmp:
         os.chmod(tmp, 0o711)   # the sandbox user reaches the shared inputs below it, and lists nothing
         ctx = PublicContext(Path(tmp) / "grader", shared=Path(tmp) / "shared")
-        report = _graded(folder, parts=trained, ctx=ctx, training_only=True)
-    print(public_table(report, trained))
-    return 0 if all(r.passed for r in report.results) else 1
+        ctx.time_optimizer_import()   # before any worker exists, as a grade does (every budget counts it)
+        workers = sandboxed_workers(build_runtime(Path(tmp) / "runtime"), detect())
+
+        def start(part: str):
+            references = {name: (SOLUTIONS / f"{name}.py").read_text() for name in REFERENCES[part]}
+            return workers(part, folder, Path(tmp) / part, references, part_deadline())
+        runs = training.train_parts(trained, start, lambda part, worker, train: run_within_budget(
+            SPECS[part], worker, ctx, train), training.public_inputs(Path(tmp) / "public", ctx.data), for_terminal())
+    print(training.table(runs))
+    return 0 if all(run.passed for run in runs) else 1
 
 
 def demo(args) -> int:

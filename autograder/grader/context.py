@@ -63,7 +63,6 @@ def new_test_secret() -> str:
 
 class GradingContext:
     """Shared by every check of one grading run."""
-    public = False   # the hidden data; PublicContext: the public data of `check --train`
 
     def __init__(self, scratch: Path, shared: Path | None = None, seed: int | None = None,
                  test_secret: str | None = None):
@@ -191,11 +190,9 @@ class GradingContext:
 
 
 class PublicContext(GradingContext):
-    """A run of the training checks on the public data (`python -m autograder check --train`): the scenes students
-    train on at home (shared.encoder.load_data's defaults: training scenes of seed 0, test scenes of seed 1), with
-    the same recipes and budgets as the hidden checks. Nothing in it is hidden, so its scores can be printed in full;
-    the training checks also measure the lab's image controls (zeroed and shuffled features) there."""
-    public = True
+    """The public data for the kit's `python -m autograder check --train` (autograder.public.training): the scenes
+    students train on at home (shared.encoder.load_data's defaults: training scenes of seed 0, test scenes of seed 1),
+    on which the reference is timed for the runs' budgets as a grade times it on the hidden data."""
 
     def __init__(self, scratch: Path, shared: Path | None = None):
         super().__init__(scratch, shared, seed=0)
@@ -204,11 +201,6 @@ class PublicContext(GradingContext):
     def data(self) -> CaptionData:
         """The public data set: 6000 training scenes of seed 0, 400 test scenes of seed 1."""
         return load_data(cache=True)
-
-    @property
-    def retrieval_split(self) -> Split:
-        """The public test scenes: nothing of the public data is secret (students rank them in the notebook)."""
-        return self.data.test
 
 
 def import_optimizer_machinery() -> float:

@@ -27,16 +27,16 @@ from autograder.public.client import Worker, WorkerFactory, remove_tree
 from autograder.public.limits import Deadline, part_deadline
 from autograder.public.progress import Progress
 from autograder.public.runner import GRADER_ERROR, CheckResult, GradeReport, grade_part
+from autograder.public.training import OTHER_PARTS
 from shared.parts import BY_MODULE, MODULES
 
 # BLEU last: grading it imports its oracles (nltk, pycocoevalcap: 23 MB in the grading process for the rest of the
 # grade), which would otherwise sit beside every training worker, where a grade's peak memory is.
 GRADING_ORDER = ("decoding", "show_and_tell", "attention", "reinforce", "lstm_a", "stylenet", "bleu")
 assert sorted(GRADING_ORDER) == sorted(MODULES)
-# The reference modules a part's worker may hold (for training and decoding): only parts graded before it.
-REFERENCES = {"bleu": (), "decoding": (), "show_and_tell": ("decoding",),
-              "attention": ("decoding", "show_and_tell"), "reinforce": ("decoding", "show_and_tell", "attention"),
-              "lstm_a": ("decoding", "show_and_tell"), "stylenet": ("decoding", "show_and_tell")}
+# The reference modules a part's worker may hold (for training and decoding): only parts graded before it. The other
+# parts a part's recipes use are public (the handout's `check --train` sends the student's own modules instead).
+REFERENCES = OTHER_PARTS
 assert all(GRADING_ORDER.index(r) < GRADING_ORDER.index(p) for p, refs in REFERENCES.items() for r in refs)
 SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
 
@@ -54,7 +54,7 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
     worker_factory makes the worker each part's checks call (default: a sandboxed worker process,
     autograder.public.client.Worker, isolated as this machine allows). skip_training=True leaves out the
     training checks (the kit's own tests of property checks use it); training_only=True grades the training
-    checks alone (`check --train`, on the public data of a PublicContext). progress: told where the run is
+    checks alone. progress: told where the run is
     (autograder/public/progress.py; by default nothing is shown). time_limit: seconds for the whole submission
     (x LIMITS.scale, autograder.public.limits), on top of each part's; the parts it leaves no time for are not
     run."""

@@ -12,14 +12,18 @@ its spec, read by every tool that needs it:
     python -m autograder reference-curves   the reference's training curves the feedback reports draw
     python -m instructor reproduce          the lecture's budgets
 
-Adding a trained part: write its recipe (autograder/worker/recipes/<part>.py, `train_and_decode`), add one
-TrainingSpec to SPECS below and one entry to the rubric (docs/grader.md shows an example).
+What a student may know of the check (the recipe's epochs, batch size, learning rate and other inputs, the metric,
+the threshold, the verdict) is published in the public zone, autograder/public/training.py (PUBLISHED), where
+`check --train` trains on the public data with it; each spec reads it from there.
+
+Adding a trained part: write its recipe (autograder/worker/recipes/<part>.py, `train_and_decode`), publish its
+budget and threshold (autograder/public/training.py, PUBLISHED), add one TrainingSpec to SPECS below and one entry
+to the rubric (docs/grader.md shows an example).
 """
 from __future__ import annotations
 
 import functools
 import hashlib
-import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -27,13 +31,14 @@ import torch
 from torch import nn
 
 from autograder.grader.context import GradingContext
-from autograder.public import limits
 from autograder.public.checks import check
-from autograder.public.client import KINDS, TimedOut
-from autograder.public.compare import CheckFailed, expect, type_name
+from autograder.public.client import TimedOut
+from autograder.public.compare import CheckFailed, expect
 from autograder.public.limits import LIMITS
-from autograder.worker.protocol import clean
-from shared.metrics import exact_match, style_scores
+from autograder.public.training import (PUBLISHED, Bar, Published, RetrievalSet, curve, recall_at_1_of, reply,
+                                        retrieval_inputs, split_index)
+from autograder.public.training import reached as published_reached
+from autograder.public.training import retrieval_set as retrieval_set_of
 from shared.scenes import make_scenes
 from shared.training import seed_everything, train
 from shared.vocab import END, PAD, T_MAX, VOCAB, VOCAB_SIZE, decode_batch, encode_batch
@@ -42,10 +47,12 @@ from shared.vocab import END, PAD, T_MAX, VOCAB, VOCAB_SIZE, decode_batch, encod
 class TrainingSpec:
     """One part's training check, declared.
 
-    The student's run: the worker's recipe `<part>.train_and_decode` trains with `epochs`, `batch_size`, `lr`
-    and the hidden seed, plus `options`, and returns a dict: its captions of the hidden test grids under
-    "tokens" (a tensor, or {name: tensor} for several) and its per-epoch losses under the keys of `curves`,
-    beside any figure data of `figures`. `judge` gives the verdict; `score` is the number `threshold` applies to.
+    The student's run: the worker's recipe `<part>.train_and_decode` trains with what is `published` of it (epochs,
+    batch size, learning rate, its options: autograder/public/training.py) and the hidden seed, plus `options` (what
+    the feedback report asks of it), and returns a dict: its captions of the hidden test grids under "tokens" (a
+    tensor, or {name: tensor} for several) and its per-epoch losses under the keys of `curves`, beside any figure
+    data of `figures`. The published verdict judges it on the hidden test scenes; its score is the number the
+    published threshold applies to.
 
     The reference's run: `train_reference(ctx, seed, epochs, prepared)` trains the reference on the hidden data
     and returns the model with its training history attached (`model.history`); `prepare(ctx)` builds its inputs
@@ -56,22 +63,16 @@ class TrainingSpec:
     part: str
     check: str                   # the check's name, its key in the rubric
     description: str             # the property it tests: all a hidden check shows (formatted with the spec)
-    epochs: int
-    batch_size: int
-    lr: float
-    threshold: float
+    published: Published         # its budget, threshold and verdict (autograder.public.training.PUBLISHED)
     train_reference: Callable[[GradingContext, int, int, object], nn.Module]
     reference_reply: Callable[[nn.Module, GradingContext], dict]
     prepare: Callable[[GradingContext], object] = lambda ctx: None
-    options: dict = field(default_factory=dict)     # more inputs of the recipe
+    options: dict = field(default_factory=dict)     # more inputs of the recipe: what the feedback report shows
     # What the feedback report keeps: curves {name in the report: key of the reply and of the reference's
     # history}, captions {name: keys leading to a (N, T) tensor in the reply}, figures (of FIGURES).
     curves: dict = field(default_factory=lambda: {"loss": "losses"})
     captions: dict = field(default_factory=lambda: {"greedy": ("tokens",)})
     figures: tuple[str, ...] = ()
-    judge: Callable[[TrainingSpec, object, GradingContext], None] = None   # default: expect_exact_match
-    score: Callable[[object, GradingContext], float] = None                # default: exact_match_of
-    metric: str = "exact match"                                            # what `score` measures, in words
     # The check's limit: the part's by default (the student's run is also bounded by its time budget).
     timeout: float = field(default_factory=lambda: LIMITS.part)
     # More inputs of the recipe that depend on the grading run (files of its data): ctx -> {name: value}.
@@ -81,7 +82,32 @@ class TrainingSpec:
 
     @property
     def recipe(self) -> str:
-        return f"{self.part}.train_and_decode"
+        return self.published.recipe
+
+    @property
+    def epochs(self) -> int:
+        return self.published.epochs
+
+    @property
+    def batch_size(self) -> int:
+        return self.published.batch_size
+
+    @property
+    def lr(self) -> float:
+        return self.published.lr
+
+    @property
+    def threshold(self) -> float:
+        return self.published.threshold
+
+    @property
+    def metric(self) -> str:
+        return self.published.metric
+
+    def score_of(self, out, ctx: GradingContext) -> float:
+        """The published score (the number the threshold applies to) of a run's reply `out` on the hidden test
+        scenes."""
+        return self.published.score(out, ctx.data.test.scenes)
 
     def time_budget(self, ctx: GradingContext) -> float:
         """Seconds the student's run may take: one epoch of the reference timed in this run, scaled to `epochs`
@@ -97,7 +123,7 @@ class TrainingSpec:
         """The reference's score with training seed `seed` (the spread thresholds are chosen from), and why the
         check's verdict fails that run (None: it passes; a verdict may ask more than the score, as StyleNet's)."""
         reply = self.reference_reply(self.reference_model(ctx, seed), ctx)
-        return (self.score or exact_match_of)(reply, ctx), self.failure(reply, ctx)
+        return self.score_of(reply, ctx), self.failure(reply, ctx)
 
     def calibrate_stopped(self, ctx: GradingContext, seed: int) -> StoppedRun:
         """The reference with training seed `seed` as the check's run goes (for a spec with reply checks): trained
@@ -132,9 +158,9 @@ class TrainingSpec:
         return StoppedRun(full, stopped["reply"], stopped["epoch"], broken)
 
     def judge_run(self, out, ctx: GradingContext) -> None:
-        """The check's verdict on a run's reply `out`: raises CheckFailed when it fails (default: the exact match
-        against the threshold)."""
-        (self.judge or expect_exact_match)(self, out, ctx)
+        """The check's verdict on a run's reply `out`: the published verdict on the hidden test scenes; raises
+        CheckFailed when it fails."""
+        self.published.judge(out, ctx.data.test.scenes, "hidden")
 
     def failure(self, out, ctx: GradingContext) -> str | None:
         """Why the verdict fails the run's reply `out`, or None when it passes."""
@@ -161,24 +187,23 @@ def training_check(spec: TrainingSpec) -> TrainingSpec:
     """Register `spec` in SPECS and its check with the part's checks."""
     if spec.part in SPECS:
         raise ValueError(f"a training check of {spec.part} is registered twice")
+    if spec.published.part != spec.part:
+        raise ValueError(f"the training check of {spec.part} reads what is published of {spec.published.part}")
     SPECS[spec.part] = spec
 
     def run(student, ctx: GradingContext) -> None:
-        controls = {"controls": True} if ctx.public else {}   # check --train also measures the image controls
         ctx.keep_reply(spec.part, None)
 
         def train(seconds: float):
             return student.call(spec.recipe, timeout=seconds, evaluate=reached(spec, ctx), data=share_split(ctx),
                                 epochs=spec.epochs, batch_size=spec.batch_size, lr=spec.lr, seed=ctx.seed,
-                                **spec.options, **spec.inputs(ctx), **controls)
+                                **spec.published.options, **spec.options, **spec.inputs(ctx))
         try:
             out = run_within_budget(spec, student, ctx, train)
         except Exception as ended:
             ctx.keep_reply(spec.part, ended)   # the run ended without a reply: its reply checks fail as this one does
             raise
         keep(spec, out, ctx)
-        if ctx.public:
-            keep_public_scores(spec, out, ctx)
         try:
             spec.judge_run(out, ctx)
         except CheckFailed:
@@ -233,16 +258,23 @@ class ReplyCheck:
     the training check's reason, and a failure on a run whose training verdict failed says the model may be the
     cause.
 
-    `score(reply, ctx)` is the number `threshold` applies to (at least); it validates the reply and raises CheckFailed
-    naming what is malformed. `metric` names it in words."""
+    `score(reply, ctx)` is the number the `published` threshold applies to (at least; autograder.public.training); it
+    validates the reply and raises CheckFailed naming what is malformed. The published metric names it in words."""
     check: str
     description: str
-    metric: str
-    threshold: float
+    published: Bar
     score: Callable[[object, GradingContext], float]
     # What broken student code returns with the reference's trained model, by name: (model, ctx) -> reply, scored by
     # calibrate beside the reference (the other side of the threshold).
     broken: dict = field(default_factory=dict)
+
+    @property
+    def metric(self) -> str:
+        return self.published.metric
+
+    @property
+    def threshold(self) -> float:
+        return self.published.threshold
 
     def judge(self, reply, ctx: GradingContext) -> float:
         """The score of `reply`; raises CheckFailed when it is below the threshold."""
@@ -271,26 +303,17 @@ class ReplyCheck:
 def register_reply_check(spec: TrainingSpec, extra: ReplyCheck) -> None:
     """Register `extra`'s check with the part's checks: it reads the run its training check kept."""
     def run(student, ctx: GradingContext) -> None:
-        kept = ctx.kept_reply(spec.part)
-        if ctx.public and isinstance(kept, TrainedRun):
-            ctx.keep(spec.part, f"public {extra.check}", _scored(extra.score, kept.reply, ctx))
-        extra.judge_kept(kept, spec, ctx)
+        extra.judge_kept(ctx.kept_reply(spec.part), spec, ctx)
     run.__name__ = run.__qualname__ = extra.check
     run.__doc__ = extra.description.format(spec=spec, extra=extra)
     check(training=True, part=spec.part)(run)
 
 
 def reached(spec: TrainingSpec, ctx: GradingContext):
-    """The grader's judgement of a training run after each epoch (autograder.public.client.Evaluate): True (stop
-    training) when the captions the epoch's model gives the hidden test grids already pass the check's verdict.
-    The run then ends there and returns those captions, which the verdict judges again; a run that never reaches
-    the threshold trains for all `spec.epochs` epochs, as before. docs/thresholds.md says why the grade means the
-    same. Only epochs of this spec's count are judged: a worker learns at most one bit per epoch of the budget."""
-    def evaluate(epoch: int, epochs: int, tokens) -> bool:
-        if epochs != spec.epochs or not 1 <= epoch < epochs:   # the last epoch ends the run anyway
-            return False
-        return spec.failure({"tokens": tokens}, ctx) is None
-    return evaluate
+    """The grader's judgement of a training run after each epoch (autograder.public.client.Evaluate): the published
+    one (autograder.public.training.reached) on the hidden test scenes. docs/thresholds.md says why a run stopped at
+    the threshold means the same grade."""
+    return published_reached(spec.published, ctx.data.test.scenes)
 
 
 def share_split(ctx: GradingContext) -> str:
@@ -298,120 +321,7 @@ def share_split(ctx: GradingContext) -> str:
     autograder.worker.recipes.load_split): the training tokens and targets, and the encoder's cached outputs
     (grids and predicted attributes of both splits), memory-mapped so the grader and the worker share
     their pages. Inputs only: the test references never leave the grading process."""
-    def make():
-        data = ctx.data
-        return {"tokens": data.train.scenes.tokens, "targets": list(data.train.scenes.targets),
-                "encoder_file": ctx.share_file(data.cache_file)}
-    return ctx.share("hidden-split", make)
-
-
-def predicted_tokens(out, n: int, key: str = "tokens") -> torch.Tensor:
-    """The (n, T) long token tensor a training recipe returned under `key`."""
-    tokens = out.get(key) if isinstance(out, dict) else None
-    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.shape[0] != n or tokens.dtype != torch.long:
-        raise CheckFailed(f"the trained model's captions: expected a long tensor of shape ({n}, T), got "
-                          f"{tuple(tokens.shape) if isinstance(tokens, torch.Tensor) else type_name(tokens)}")
-    return tokens
-
-
-def exact_match_of(out, ctx: GradingContext, key: str = "tokens") -> float:
-    """Exact match of the returned captions against the hidden test references."""
-    test = ctx.data.test.scenes
-    try:
-        captions = decode_batch(predicted_tokens(out, len(test), key))
-    except ValueError as exc:  # a token id outside the vocabulary
-        raise CheckFailed(f"the trained model's captions: {exc}") from None
-    return exact_match(captions, test.references)
-
-
-def expect_exact_match(spec: TrainingSpec, out, ctx: GradingContext) -> None:
-    """The verdict of the exact-match training checks: the returned greedy captions reach the threshold on the
-    hidden test scenes."""
-    accuracy = exact_match_of(out, ctx)
-    threshold = spec.threshold
-    causes = "".join(f"; {cause}" for cause in known_causes(out))
-    expect(accuracy >= threshold, f"exact match {accuracy:.3f} on the hidden test scenes; the threshold is {threshold}"
-           f"{causes}", safe=f"exact match {accuracy:.3f}, threshold {threshold}{causes}")
-
-
-LOSS_FELL = 0.98   # a run whose last epoch's loss is above this fraction of its first's did not learn
-
-
-def known_causes(out) -> list[str]:
-    """What a failed training run says about its own cause, in words that name the symptom and reveal nothing of
-    the hidden data: the student's step-by-step decoding disagreeing with the student's forward (the recipe
-    compares them on training captions; the captions judged come from step, training used forward), a training
-    loss that did not fall. Only read to explain a failure: it never changes a verdict."""
-    causes = []
-    if reply(out, "step_agrees_with_forward") is False:
-        causes.append("your step-by-step decoding (init_state, then step) disagrees with your forward on the trained "
-                      "model: training follows forward, the captions judged come from step")
-    losses = _curve(reply(out, "losses"))
-    if losses and len(losses) > 1 and losses[-1] > LOSS_FELL * losses[0]:
-        causes.append(f"the training loss did not fall (first epoch {losses[0]:.3f}, last {losses[-1]:.3f}): no "
-                      f"learning signal reaches the parameters")
-    return causes
-
-
-# -- what a training check keeps on the public data (check --train) ---------------------------------------------
-
-CONTROLS = ("zeroed", "shuffled")   # the lab's image controls (autograder.worker.recipes.image_controls)
-
-
-def keep_public_scores(spec: TrainingSpec, out, ctx: GradingContext) -> None:
-    """On the public data (PublicContext) only: keep the run's score and the score of each image control under
-    (part, "public scores") as {"score": float or None, "zeroed": ..., "shuffled": ...}, None where the recipe's
-    reply holds nothing scorable (the verdict then says why). Under both controls a model that reads the image
-    collapses: exact match near 0, StyleNet's content slots down to what a model trained without the image gets
-    (about 0.44, docs/thresholds.md)."""
-    def scored(reply) -> float | None:
-        return _scored(spec.score or exact_match_of, reply, ctx)
-    controls = reply(out, "controls")
-    kept = {"score": scored(out)}
-    for name in CONTROLS:
-        kept[name] = scored({"tokens": controls.get(name)}) if isinstance(controls, dict) else None
-    ctx.keep(spec.part, "public scores", kept)
-
-
-def _scored(score, out, ctx: GradingContext) -> float | None:
-    """score(out, ctx) as a float, or None when the reply holds nothing scorable (CheckFailed)."""
-    try:
-        return float(score(out, ctx))
-    except CheckFailed:
-        return None
-
-
-def public_table(report, parts) -> str:
-    """The lines `check --train` prints: per trained part, its score on the public test scenes next to the
-    published threshold, the verdict, and the two image controls; a failed run's reason."""
-    lines = []
-    results = {(r.part, r.name): r for r in report.results}
-    for part in parts:
-        spec, result = SPECS[part], results.get((part, SPECS[part].check))
-        if result is None:
-            continue
-        kept = report.artifacts.get(part, {}).get("public scores")
-        verdict = "reaches the threshold" if result.passed else "FAILS"
-        if kept is None or kept["score"] is None:
-            lines.append(f"{part}: {verdict}: {result.output}")
-            continue
-        controls = ", ".join(f"{name} images {kept[name]:.3f}" if kept[name] is not None else f"{name} images -"
-                             for name in CONTROLS)
-        lines.append(f"{part}: {spec.metric} {kept['score']:.3f} (threshold {spec.threshold}): {verdict}; "
-                     f"image controls (should collapse): {controls}")
-        if not result.passed and kept["score"] >= spec.threshold:   # failed on more than the score (StyleNet's style)
-            lines.append(f"    {result.output}")
-        for extra in spec.reply_checks:
-            lines.append(reply_check_line(extra, report.artifacts.get(part, {}).get(f"public {extra.check}")))
-    return "\n".join(lines)
-
-
-def reply_check_line(extra: ReplyCheck, score: float | None) -> str:
-    """The line of `check --train` for a reply check: its score on the public scenes next to its threshold."""
-    if score is None:
-        return f"    {extra.metric}: - (threshold {extra.threshold}): nothing to score in the run's reply"
-    verdict = "reaches the threshold" if score >= extra.threshold else "FAILS"
-    return f"    {extra.metric} {score:.3f} (threshold {extra.threshold}): {verdict}"
+    return ctx.share("hidden-split", lambda: split_index(ctx.data.train, ctx.share_file(ctx.data.cache_file)))
 
 
 # -- what a training check keeps for the feedback report (autograder/grader/report) ------------------------
@@ -420,20 +330,6 @@ def reply_check_line(extra: ReplyCheck, score: float | None) -> str:
 # left out, and the report says the figure is missing.
 
 SHOWN = 4            # hidden test scenes a report shows (the first ones of the test split)
-MAX_EPOCHS = 100     # longer "curves" are not a training run's
-
-
-def reply(out, key: str):
-    """out[key] when a recipe returned a dict holding it, else None."""
-    return out.get(key) if isinstance(out, dict) else None
-
-
-def _curve(values) -> list[float] | None:
-    if not isinstance(values, (list, tuple)) or not 0 < len(values) <= MAX_EPOCHS:
-        return None
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
-        return None
-    return [float(v) for v in values]
 
 
 def _captions(tokens, n: int) -> list[str] | None:
@@ -466,7 +362,7 @@ def keep_run(ctx: GradingContext, part: str, curves: dict, captions: dict) -> No
     try:
         scenes = shown_scenes(ctx)
         n = len(scenes["references"])
-        kept_curves = {name: c for name, values in curves.items() if (c := _curve(values)) is not None}
+        kept_curves = {name: c for name, values in curves.items() if (c := curve(values)) is not None}
         kept_captions = {name: c for name, tokens in captions.items() if (c := _captions(tokens, n)) is not None}
     except Exception:  # noqa: BLE001 (the report is optional; the verdict is not)
         return
@@ -541,9 +437,9 @@ FIGURES = {
 
 
 # == the training checks ==========================================================================================
-# Thresholds: docs/thresholds.md gives the reference's spread over twenty training seeds on the hidden data (one
-# thread: `python -m autograder.grader.calibrate`) and what broken models reach; each threshold sits well below
-# the reference's minimum and well above the broken models.
+# Budgets and thresholds: autograder/public/training.py (PUBLISHED). docs/thresholds.md gives the reference's spread
+# over twenty training seeds on the hidden data (one thread: `python -m autograder.grader.calibrate`) and what broken
+# models reach; each threshold sits well below the reference's minimum and well above the broken models.
 
 def _greedy_reply(model: nn.Module, state, max_len: int = T_MAX) -> dict:
     """What a recipe returns for a model decoded greedily by the reference decoder from `state`."""
@@ -551,12 +447,6 @@ def _greedy_reply(model: nn.Module, state, max_len: int = T_MAX) -> dict:
 
     with torch.no_grad():
         return {"tokens": greedy_decode(model, state, max_len)}
-
-
-# Recall@1 of the trained model's retrieval scores (Part 1's reply check), where the check's run stops: the reference
-# over twenty seeds 0.497 .. 0.649 (mean 0.556, sd 0.038; after all 12 epochs 0.602 .. 0.770); the best broken model,
-# the scores transposed, 0.016 (chance on about 190 scenes: 0.005). docs/thresholds.md.
-RETRIEVAL_THRESHOLD = 0.30
 
 # -- Part 1: Show and Tell -------------------------------------------------------------------------------------
 
@@ -585,83 +475,28 @@ def _show_and_tell_reply(model: nn.Module, ctx: GradingContext) -> dict:
 
 # -- Part 1's retrieval: the lecture's section 9, ranked by the student's retrieval_scores with the trained model ---
 
-@dataclass(frozen=True)
-class RetrievalSet:
-    """The retrieval scenes as the worker gets them: the images in scene order, the captions in an order only the
-    grader knows, so a scorer returning a diagonal (or anything but the model's scores) ranks as chance."""
-    features: torch.Tensor   # (N, L, D) float: the grids of N scenes whose captions are told apart (distinct_scenes)
-    captions: torch.Tensor   # (N, T) long: sent caption c is the target caption of scene order[c]
-    order: torch.Tensor      # (N,) long: a permutation of 0 .. N-1
-
-
-def distinct_scenes(targets: list[str], references: list[list[str]]) -> list[int]:
-    """The scenes kept, in order: scene k unless its target caption is a reference of a scene kept before it or one
-    of its references is such a scene's target. Between kept scenes the right image of a caption is then the only
-    one it describes (the split draws many scenes per caption: the lecture counted 30 of one caption in 6000)."""
-    kept, kept_targets, kept_references = [], set(), set()
-    for k, (target, refs) in enumerate(zip(targets, references)):
-        if target in kept_references or kept_targets.intersection(refs):
-            continue
-        kept.append(k)
-        kept_targets.add(target)
-        kept_references.update(refs)
-    return kept
-
-
 def retrieval_set(ctx: GradingContext) -> RetrievalSet:
-    """The retrieval set of this grading run: the distinct scenes of ctx.retrieval_split (the hidden retrieval split;
-    on the public data, the public test split), captions in an order drawn from a seed derived from the test secret
-    (the same in every run: a submission's grade does not move with it)."""
-    split = ctx.retrieval_split
-    kept = torch.tensor(distinct_scenes(list(split.scenes.targets), [list(r) for r in split.scenes.references]))
+    """The retrieval set of this grading run: the distinct scenes of ctx.retrieval_split (the hidden retrieval split),
+    captions in an order drawn from a seed derived from the test secret (the same in every run: a submission's grade
+    does not move with it); autograder.public.training.retrieval_set."""
     digest = hashlib.sha256(f"{ctx.test_secret:x}:retrieval order".encode()).digest()
-    order = torch.randperm(len(kept), generator=torch.Generator().manual_seed(int.from_bytes(digest[:7], "big")))
-    captions = split.scenes.tokens[kept]
-    return RetrievalSet(split.grids[kept].float().clone(), captions[order].clone(), order)
+    return retrieval_set_of(ctx.retrieval_split, int.from_bytes(digest[:7], "big"))
 
 
 def retrieval_file(ctx: GradingContext) -> dict:
-    """The recipe's input of the retrieval reply check: a file of the retrieval set's features and captions (in the
+    """The recipe's inputs of the retrieval reply check: a file of the retrieval set's features and captions (in the
     order sent), and how long the student's retrieval_scores may run the trained model (LIMITS.retrieval); the order
     stays in the grading process."""
     def make():
         retrieval = retrieval_set(ctx)
         return {"features": retrieval.features, "captions": retrieval.captions}
-    return {"retrieval": ctx.share("retrieval", make), "retrieval_seconds": limits.LIMITS.retrieval}
+    return retrieval_inputs(ctx.share("retrieval", make))
 
 
 def trained_recall_at_1(out, ctx: GradingContext) -> float:
-    """Caption-to-image recall@1 of the retrieval scores a run returned (an (N, N) float matrix, rows the images in
-    scene order, columns the captions in the order sent), after the grader puts the columns back in scene order;
-    ranked by the reference's recall_at_k (ties count against). Raises CheckFailed naming what is malformed."""
-    from solutions.show_and_tell import recall_at_k
-
-    got = reply(out, "retrieval")
-    if isinstance(got, dict) and "raised" in got:
-        kind, message = got.get("raised"), got.get("message")
-        if not isinstance(kind, str) or not isinstance(message, str):
-            raise CheckFailed("retrieval_scores on the trained model: unexpected reply")
-        # The message (and a kind not of Python's own) is text the student's code chose while it held the hidden
-        # retrieval split: staff see it, the student sees the kind only.
-        kind = kind if kind in KINDS else "Exception"
-        raise CheckFailed(f"retrieval_scores on the trained model raised {kind}: {clean(message, 300)}",
-                          safe=f"retrieval_scores on the trained model raised {kind}")
-    scores = reply(got, "scores")
-    order = retrieval_set(ctx).order
-    n = len(order)
-    if not (isinstance(scores, torch.Tensor) and scores.dim() == 2 and scores.is_floating_point()):
-        got_text = (f"{scores.dtype} of shape {tuple(scores.shape)}" if isinstance(scores, torch.Tensor)
-                    else type_name(scores))
-        text = f"retrieval_scores on the trained model: expected a floating (images, captions) tensor, got {got_text}"
-        raise CheckFailed(text, safe=text)
-    if tuple(scores.shape) != (n, n):
-        text = "retrieval_scores on the trained model: expected one row per image and one column per caption"
-        raise CheckFailed(f"{text} ({n}, {n}), got {tuple(scores.shape)}", safe=text)
-    if not bool(torch.isfinite(scores).all()):
-        text = "retrieval_scores on the trained model returned values that are not finite"
-        raise CheckFailed(text, safe=text)
-    in_scene_order = scores.detach().double()[:, torch.argsort(order)]
-    return recall_at_k(in_scene_order, 1)
+    """Caption-to-image recall@1 of the retrieval scores a run returned, in this grading run's caption order
+    (autograder.public.training.recall_at_1_of). Raises CheckFailed naming what is malformed."""
+    return recall_at_1_of(out, retrieval_set(ctx).order)
 
 
 def _broken_retrieval(make_scores: Callable[[nn.Module, RetrievalSet], torch.Tensor]):
@@ -682,9 +517,7 @@ training_check(TrainingSpec(
     part="show_and_tell", check="trained_show_and_tell_reaches_the_threshold",
     description="Trained for {spec.epochs} epochs on hidden scenes, the captioner reaches the exact-match threshold "
                 "in time.",
-    epochs=12, batch_size=32, lr=3e-3,
-    # The reference over twenty seeds: 0.510 .. 0.660 (mean 0.580); zeroed grids 0.000, the image at every step 0.007.
-    threshold=0.40,
+    published=PUBLISHED["show_and_tell"],
     train_reference=_show_and_tell_reference,
     reference_reply=_show_and_tell_reply,
     options={"shown": SHOWN, "beam_width": 3},   # the beams of the trained model a feedback report shows
@@ -694,7 +527,7 @@ training_check(TrainingSpec(
         check="trained_show_and_tell_retrieves_the_right_image",
         description="With the model the training check trained, your retrieval_scores ranks each hidden caption's "
                     "own image first often enough (recall@1 at least {extra.threshold}).",
-        metric="recall@1", threshold=RETRIEVAL_THRESHOLD,
+        published=PUBLISHED["show_and_tell"].retrieval,
         score=trained_recall_at_1,
         broken={"scores transposed": _broken_retrieval(lambda m, r: _reference_scores(m, r).T),
                 "image features zeroed": _broken_retrieval(
@@ -706,7 +539,7 @@ training_check(TrainingSpec(
 
 # -- Part 4: soft attention --------------------------------------------------------------------------------------
 
-ATTENTION_GRID = 8   # coordinate channels for the 8 x 8 annotation grid
+ATTENTION_GRID = PUBLISHED["attention"].options["grid"]   # coordinate channels for the 8 x 8 annotation grid
 
 
 def _attention_inputs(ctx: GradingContext) -> tuple[torch.Tensor, torch.Tensor]:
@@ -739,12 +572,9 @@ training_check(TrainingSpec(
     part="attention", check="trained_soft_attention_reaches_the_threshold",
     description="Trained {spec.epochs} epochs on hidden scenes with coordinates, the captioner reaches the exact-match "
                 "threshold in time.",
-    epochs=12, batch_size=64, lr=3e-3,
-    # The reference over twenty seeds: 0.535 .. 0.795 (the lecture's 0.593 came from other data and thread counts);
-    # no coordinate channels 0.333, uniform weights 0.212, weights detached from the graph 0.205.
-    threshold=0.45,
+    published=PUBLISHED["attention"],
     train_reference=_attention_reference, prepare=_attention_inputs, reference_reply=_attention_reply,
-    options={"grid": ATTENTION_GRID, "shown": SHOWN},
+    options={"shown": SHOWN},
     figures=("attention",)))
 
 
@@ -777,11 +607,7 @@ training_check(TrainingSpec(
     part="reinforce", check="trained_hard_attention_reaches_the_threshold",
     description="Hard attention trained by REINFORCE for {spec.epochs} epochs on hidden scenes reaches the exact-match "
                 "threshold in time.",
-    epochs=12, batch_size=64, lr=3e-3,
-    # The reference over twenty training seeds: 0.292 .. 0.627, mean 0.395 (the widest spread of the five, sd
-    # 0.090); trained and decoded on zero grids 0.005. Estimator bugs do not show here (without the REINFORCE term
-    # the model does better): the property checks of the part catch them.
-    threshold=0.20,
+    published=PUBLISHED["reinforce"],
     train_reference=_reinforce_reference, reference_reply=_reinforce_reply,
     options={"shown": SHOWN},
     figures=("hard attention",)))
@@ -795,7 +621,7 @@ def _lstm_a_reference(ctx: GradingContext, seed: int, epochs: int, prepared=None
 
     spec = SPECS["lstm_a"]
     data = ctx.data.train
-    model, history = train_lstm_a(spec.options["variant"], data.grids, data.predicted_attributes, data.scenes.tokens,
+    model, history = train_lstm_a(spec.published.options["variant"], data.grids, data.predicted_attributes, data.scenes.tokens,
                                   caption_loss, epochs=epochs, batch_size=spec.batch_size, lr=spec.lr, seed=seed)
     model.history = history
     return model
@@ -805,22 +631,13 @@ training_check(TrainingSpec(
     part="lstm_a", check="trained_a4_reaches_the_threshold",
     description="Trained {spec.epochs} epochs on hidden scenes with predicted attributes, LSTM-A4 reaches the "
                 "exact-match threshold in time.",
-    epochs=8, batch_size=64, lr=3e-3,
-    # The reference A4 over twenty seeds: 0.560 .. 0.723 (mean 0.640); A4 and A5 swapped 0.305, the per-step image
-    # detached 0.233.
-    threshold=0.45,
+    published=PUBLISHED["lstm_a"],
     train_reference=_lstm_a_reference,
     reference_reply=lambda model, ctx: _greedy_reply(model, model.init_state(ctx.data.test.grids,
-                                                                             ctx.data.test.predicted_attributes)),
-    options={"variant": "A4"}))
+                                                                             ctx.data.test.predicted_attributes))))
 
 
 # -- Part 7: StyleNet ----------------------------------------------------------------------------------------------
-
-# THRESHOLD is the factual content-slot accuracy; the swap of the factor must also switch the style.
-ROMANTIC_STYLE_RATE = 0.90   # at least (the reference: 0.995 .. 1.000)
-FACTUAL_STYLE_RATE = 0.10    # at most (the reference: 0.000)
-
 
 @functools.lru_cache(maxsize=1)
 def _styled_corpus() -> torch.Tensor:
@@ -862,49 +679,11 @@ def _stylenet_reply(model: nn.Module, ctx: GradingContext) -> dict:
     return {"tokens": tokens}
 
 
-def style_scores_of(out, ctx: GradingContext) -> dict[str, dict]:
-    """shared.metrics.style_scores of the captions under each factor ({style: (N, T) tokens} under "tokens")."""
-    test = ctx.data.test.scenes
-    scores = {}
-    for style in ("factual", "romantic"):
-        try:
-            captions = decode_batch(predicted_tokens(reply(out, "tokens"), len(test), style))
-        except ValueError as exc:  # a token id outside the vocabulary
-            raise CheckFailed(f"the trained model's {style} captions: {exc}") from None
-        scores[style] = style_scores(captions, test.references)
-    return scores
-
-
-def expect_the_style_switch(spec: TrainingSpec, out, ctx: GradingContext) -> None:
-    """Swapping the factor switches the style (style rates) and the factual captions keep the content (slots)."""
-    if not isinstance(out, dict):
-        raise CheckFailed(f"the trained model's captions: unexpected reply {type_name(out)}")
-    scores = style_scores_of(out, ctx)
-    romantic, factual = scores["romantic"]["style_rate"], scores["factual"]["style_rate"]
-    content = scores["factual"]["content_slots"]
-    summary = (f"style rate {romantic:.3f} romantic (needs >= {ROMANTIC_STYLE_RATE}), {factual:.3f} factual "
-               f"(needs <= {FACTUAL_STYLE_RATE}); factual content slots {content:.3f} (needs >= {spec.threshold})")
-    ok = romantic >= ROMANTIC_STYLE_RATE and factual <= FACTUAL_STYLE_RATE and content >= spec.threshold
-    expect(ok, f"on the hidden test scenes: {summary}", safe=summary)
-
-
-def _stylenet_max_len() -> int:
-    from solutions.stylenet import T_STYLE
-
-    return T_STYLE
-
-
 training_check(TrainingSpec(
     part="stylenet", check="trained_stylenet_switches_the_style_with_the_factor",
     description="Trained for {spec.epochs} alternating epochs on hidden scenes, swapping the factor switches the style "
                 "and keeps the content, in time.",
-    epochs=12, batch_size=64, lr=3e-3,
-    # The lecture's 12 alternating epochs; the reference's factual content slots: 0.807 .. 0.894 over twenty seeds, a
-    # model trained without the image 0.440.
-    threshold=0.65,
+    published=PUBLISHED["stylenet"],
     train_reference=_stylenet_reference, prepare=_factual_captions, reference_reply=_stylenet_reply,
-    options={"max_len": _stylenet_max_len()},
     curves={"factual": "factual_losses", "styled": "styled_losses"},
-    captions={"factual": ("tokens", "factual"), "romantic": ("tokens", "romantic")},
-    judge=expect_the_style_switch,
-    score=lambda out, ctx: style_scores_of(out, ctx)["factual"]["content_slots"], metric="factual content slots"))
+    captions={"factual": ("tokens", "factual"), "romantic": ("tokens", "romantic")}))

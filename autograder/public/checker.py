@@ -1,8 +1,14 @@
 """The public checker: every public check of a working copy, run on the check's own cases, without the grader.
 
     python -m autograder.public check [FOLDER] [--part MODULE ...]     (FOLDER: default ./)
+    python -m autograder.public check [FOLDER] --train [--part MODULE ...]
 
 Exit status: 0 when every check passed, 1 when one failed, 2 for a usage error.
+
+--train: instead, train each trained part as its training check does, on the public data (train): the recipe and
+the budget the grader uses (autograder/public/training.py), with the student's own modules of the other parts the
+run uses where the grader uses its reference versions, and a fixed time limit (LIMITS.training) where the grader
+times the reference. It prints the lines the kit's `python -m autograder check --train` prints.
 
 What a student holds (a handout built from the public zone, autograder/public/, with the worker zone and shared/)
 is enough to run it: the public checks (autograder/public/checks/<part>.py), their points and numbers in
@@ -25,8 +31,9 @@ from pathlib import Path
 from autograder.public import client
 from autograder.public.checks import Check, registered
 from autograder.public.progress import Progress, for_terminal
-from autograder.public.limits import part_deadline
+from autograder.public.limits import LIMITS, part_deadline
 from autograder.public.runner import Entry, GradeReport, grade_part, table
+from autograder.public.staging import StagingError
 from shared.parts import BY_MODULE, MODULES
 
 RUBRIC = Path(__file__).resolve().parent / "rubric.json"
@@ -111,15 +118,70 @@ def check(folder: Path, parts: tuple[str, ...] | None = None, rubric: dict[str, 
     return report
 
 
+def trained_parts(folder: Path, parts: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The trained parts (or those of `parts`) whose module is in `folder`, in order."""
+    from autograder.public.training import PUBLISHED
+
+    return tuple(p for p in PUBLISHED if (parts is None or p in parts) and (Path(folder) / f"{p}.py").is_file())
+
+
+def train(folder: Path, parts: tuple[str, ...], scratch: Path | None = None, progress: Progress | None = None):
+    """Train each of `parts` (trained parts whose modules are in `folder`) on the public data as its training check
+    does (autograder.public.training.train_parts), its worker holding the student's own modules of the other parts its
+    run uses, each run within LIMITS.training; the runs, judged."""
+    from autograder.public import training
+
+    with tempfile.TemporaryDirectory(prefix="captionkit-train-", dir=scratch) as tmp:
+        tmp = Path(tmp)
+        os.chmod(tmp, 0o711)
+        runtime = client.copy_runtime(tmp / "runtime")
+
+        def start(part: str) -> client.Worker:
+            missing = [other for other in training.OTHER_PARTS[part] if not (Path(folder) / f"{other}.py").is_file()]
+            if missing:
+                raise StagingError(f"{missing[0]}.py is missing from the folder: the run of {part} uses your "
+                                   f"{missing[0]}.py (the grader uses its reference version)")
+            own = {other: (Path(folder) / f"{other}.py").read_bytes().decode("utf-8", errors="replace")
+                   for other in training.OTHER_PARTS[part]}
+            return client.Worker(part, Path(folder), tmp / part, runtime, client.SEPARATE_PROCESS, references=own)
+
+        def within(part: str, worker, run):
+            return run(LIMITS.training)
+        return training.train_parts(parts, start, within, training.public_inputs(tmp / "public"), progress)
+
+
+def training_notes() -> str:
+    """What the handout's runs do not measure: the grader's time budget, and where the budgets are written."""
+    return (f"time: each run here may take {LIMITS.seconds(LIMITS.training):.0f} s; the grader stops a run at "
+            f"{LIMITS.budget_factor:g} x the reference's training time on the grading machine plus "
+            f"{LIMITS.budget_allowance:g} s, so a run much slower than the reference can pass here and fail there. "
+            "Each part's epochs, batch size, learning rate and threshold, as graded: autograder/public/training.py "
+            "(PUBLISHED).")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.public", description="Run the public checks.")
     sub = parser.add_subparsers(dest="command", required=True)
     c = sub.add_parser("check", help="run the public checks on a working copy")
     c.add_argument("folder", type=Path, nargs="?", default=Path("."))
     c.add_argument("--part", action="append", choices=MODULES, help="check only this part (repeatable)")
+    c.add_argument("--train", action="store_true", help="instead, train each trained part on the public data as its "
+                   "training check does (same recipe and budget, your own modules of the other parts it uses) and "
+                   "print its score, the threshold and the image controls")
     args = parser.parse_args(argv)
     if not args.folder.is_dir():
         parser.error(f"{args.folder}: not a folder")
+    if args.train:
+        from autograder.public.training import PUBLISHED, table as training_table
+
+        parts = trained_parts(args.folder, tuple(args.part) if args.part else None)
+        if not parts:
+            parser.error(f"{args.folder}: none of the trained parts' modules ({', '.join(f'{p}.py' for p in PUBLISHED)})"
+                         + (f" among --part {' '.join(args.part)}" if args.part else ""))
+        runs = train(args.folder, parts, progress=for_terminal())
+        print(training_table(runs, own_parts=True))
+        print(training_notes())
+        return 0 if all(run.passed for run in runs) else 1
     try:
         report = check(args.folder, tuple(args.part) if args.part else None, progress=for_terminal())
     except RubricError as exc:

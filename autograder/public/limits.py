@@ -19,6 +19,9 @@
     retrieval      20 s   how long the student's retrieval_scores may run the trained model in Part 1's training run
                           (the reference takes under 1 s); timed inside the worker, not scaled
                           (autograder.grader.training.retrieval_file)
+    training      600 s   one training run of the student handout's `check --train`, which has no reference to time
+                          (the grader's budget above); generous: a run that fits it may still overrun the grader's
+                          (autograder.public.checker)
 
 Not knobs, and so not here: the fixed waits of the grader's own machinery, which bound no student code and are not
 scaled. Such are, in autograder/public/client.py, how long the part's zygote, when it answered before, may take to
@@ -52,10 +55,11 @@ class TimeLimits:
     bleu_call: float = 10.0
     styled_steps_call: float = 60.0
     retrieval: float = 20.0
+    training: float = 600.0
 
     def __post_init__(self):
         for name in ("part", "check", "call", "startup", "submission", "cpu", "scale", "budget_factor", "bleu_call",
-                     "styled_steps_call", "retrieval"):
+                     "styled_steps_call", "retrieval", "training"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"time limits: {name} must be a positive number of seconds, got {getattr(self, name)!r}")
 

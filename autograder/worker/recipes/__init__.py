@@ -107,7 +107,8 @@ def reference(part: str) -> types.ModuleType:
     """The reference module of an earlier part, for a recipe that trains or decodes with another part's code
     (say, Part 4's training with Part 1's caption_loss and Part 2's greedy_decode). The grader sends a worker
     the source of the parts graded before its own (engine.REFERENCES), installed in memory before the
-    student's module is imported; the worker never reads the reference files."""
+    student's module is imported; the worker never reads the reference files. (The student handout's
+    `check --train` sends the student's own modules of those parts instead: autograder.public.training.)"""
     if part not in REFERENCES:
         raise LookupError(f"the reference of {part} was not sent to this worker (autograder.grader.engine.REFERENCES "
                           "lists the references each part's worker receives)")
@@ -115,7 +116,8 @@ def reference(part: str) -> types.ModuleType:
 
 
 def load_split(path: str) -> dict:
-    """The hidden inputs a training check shared (autograder.grader.training.share_split):
+    """The inputs of a training run, shared in a file (autograder.public.training.split_index: the hidden data in a
+    grade, the public data in `check --train`):
     grids, tokens, targets, attributes, test_grids, test_attributes."""
     import torch
 
