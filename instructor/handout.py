@@ -13,6 +13,9 @@ Everything in it is taken from the kit as it is now, nothing copied by hand:
                                    grader.check), the public checks and what they read (public rubric, golden data)
     shared/<module>.py             the shared modules that the above import
 
+The public checker (the last two rows: checker_files) goes into the nbgrader course's assignment too, so that the
+folder a student fetches checks itself (instructor/nbgrader_course.py).
+
 Nothing of solutions/, of autograder/grader/ (hidden checks, hidden seed, references) or of a cache is in it: the
 files come from the list above alone, and tests/test_handout.py proves it on the built folder and zip (docs/handout.md).
 
@@ -198,6 +201,15 @@ def readme_text() -> str:
                             MODULES=", ".join(f"`{m}.py`" for m in MODULES))
 
 
+def checker_files(students: dict[str, bytes]) -> dict[str, bytes]:
+    """The public checker for a folder that holds `students` (its other files: the stubs, and in the handout the
+    notebooks): the public and worker zones (CODE), the golden data, and the shared modules that these and `students`
+    import. The handout holds it, and so does the nbgrader course's assignment (instructor/nbgrader_course.py), so
+    that the folder a student fetches runs its own public checks."""
+    files = _code() | golden_files()
+    return dict(sorted((files | _shared(files | students)).items()))
+
+
 def build() -> dict[str, bytes]:
     """Every file of the handout: {path inside the handout (POSIX): content}. HandoutError when the kit cannot be
     handed out as it is (a drifted stub or notebook, a bad golden file)."""
@@ -205,9 +217,7 @@ def build() -> dict[str, bytes]:
              "requirements.txt": requirements_text().encode()}
     files |= _stubs()
     files |= _notebooks()
-    files |= _code()
-    files |= golden_files()
-    files |= _shared(files)
+    files |= checker_files(files)
     return dict(sorted(files.items()))
 
 

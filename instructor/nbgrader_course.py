@@ -4,12 +4,14 @@
     DIR/source/<assignment>/<part>.py       the seven student stubs, copied from assignments/
     DIR/source/<assignment>/<assignment>.ipynb   one locked grade cell per part
     DIR/source/<assignment>/figures/<part>.png   each part's reference figure, shown in the notebook's introduction
+    DIR/source/<assignment>/autograder/, shared/   the handout's public checker (instructor.handout.checker_files)
 
 Students answer in the seven modules, not in the notebook: each grade cell calls the kit's grader
 (`autograder.grader.notebook.grade_part`) on the student's module next to it and shows the points earned,
-which nbgrader takes as the cell's partial credit. nbgrader copies `.py` files of source/ verbatim into
-the release, so only the generated stubs go there, never solutions/. How to run the course:
-docs/nbgrader.md.
+which nbgrader takes as the cell's partial credit. Where the kit is not installed (a student's environment), the
+same cell runs the part's public checks with the checker released in the assignment's folder. nbgrader copies
+every file of source/ verbatim into the release, so only the generated stubs and the handout's public checker go
+there, never solutions/ or the grader. How to run the course: docs/nbgrader.md.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder.grader import rubric as rubric_mod
 from autograder.grader import templates
+from instructor import handout
 from instructor.notebooks import FIGURES, figure_path
 from instructor.stubs import committed_stubs
 from shared.parts import BY_MODULE, MODULES, PARTS
@@ -83,14 +86,15 @@ KIT_MODULES = ("autograder", "autograder.grader", "autograder.grader.notebook")
 
 def grade_cell_source(part: str, points: float) -> str:
     """The code of the grade cell of `part`: the full grade where the kit is installed (autograde on the instructor's
-    machine, with the kit's grader and never a module of the submission's folder), the public checks of the
-    handout elsewhere (autograder.public.notebook); a number either way."""
+    machine, with the kit's grader and never a module of the submission's folder, which holds a copy of the public
+    checker), the public checks of the checker in the notebook's folder elsewhere (autograder.public.notebook); a
+    number either way."""
     p = BY_MODULE[part]
     return "\n".join([
         f"# Part {p.number}: {p.title} ({_number(points)} points). Grades {part}.py in this folder.",
         "# Locked: nbgrader restores this cell before grading, and removes code cells added to the notebook.",
-        "# Where the course's grader is installed (autograde): every check. Elsewhere (a student's environment,",
-        "# which holds the handout): the public checks only. Never a file of this folder named like the grader.",
+        "# Where the course's grader is installed (autograde): every check. Elsewhere (a student's environment):",
+        "# the public checks only, by the checker in this folder, which is never used where the grader is installed.",
         "import os, sys",
         'here = [p for p in sys.path if os.path.abspath(p or ".") == os.getcwd()]',
         "sys.path[:] = [p for p in sys.path if p not in here]",
@@ -111,11 +115,11 @@ INTRO = """\
 Your answers are the seven modules in this folder ({modules}): fill in every TODO as its docstring
 says. You do not need to change this notebook; submit it together with the modules.
 
-Each cell below checks one part. In your environment (the course's handout, without the course's
-grader) it runs the part's public checks, as `python -m autograder.public check --part <part>` does, and
-shows their points. When the course grades your submission, the same cell runs every check, hidden ones
-included (a hidden check shows only the property it tests), and the training parts train your models on
-hidden scenes.
+Each cell below checks one part. In your environment it runs the part's public checks, with the checker
+in this folder (`autograder/`, `shared/`: do not edit them, grading uses the course's own copy), as
+`python -m autograder.public check --part <part>` does in a terminal here, and shows their points. When the
+course grades your submission, the same cell runs every check, hidden ones included (a hidden check shows
+only the property it tests), and the training parts train your models on hidden scenes.
 
 The grade cells are locked. Before grading they are restored from the instructor's copy, a deleted one
 is put back, and code cells added to this notebook are removed.
@@ -170,6 +174,7 @@ def write_course(out: Path, assignment: str = "captioning") -> Path:
     if config.exists() and CONFIG_HEADER not in config.read_text(encoding="utf-8"):
         raise FileExistsError(f"{config} was not written by the kit; move it away first")
     stubs = committed_stubs(ROOT)
+    checker = handout.checker_files({f"{module}.py": text.encode() for module, text in stubs.items()})
     notebook = build_notebook()
     source = out / "source" / assignment
     if source.exists():
@@ -180,15 +185,22 @@ def write_course(out: Path, assignment: str = "captioning") -> Path:
     (source / FIGURES).mkdir()
     for part in MODULES:
         shutil.copyfile(ROOT / "assignments" / figure_path(part), source / figure_path(part))
+    for name, data in checker.items():
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        (source / name).write_bytes(data)
     nbformat.write(notebook, str(source / f"{assignment}.ipynb"))
     config.write_text(config_text(), encoding="utf-8")
     return out
 
 
 def _run(args: argparse.Namespace) -> int:
-    out = write_course(args.out, args.assignment)
+    try:
+        out = write_course(args.out, args.assignment)
+    except handout.HandoutError as exc:
+        print(f"nbgrader-course: {exc}")
+        return 1
     print(f"wrote {out / 'nbgrader_config.py'} and {out / 'source' / args.assignment}/ "
-          f"({len(MODULES)} stub modules and {args.assignment}.ipynb)")
+          f"({len(MODULES)} stub modules, {args.assignment}.ipynb and the public checker)")
     print(f"next: cd {out} && nbgrader generate_assignment {args.assignment}   (see docs/nbgrader.md)")
     return 0
 

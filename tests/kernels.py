@@ -14,13 +14,13 @@ import tempfile
 from pathlib import Path
 
 
-def kernel_spec(folder: Path, name: str) -> Path:
-    """A kernel spec `name` for this interpreter in `folder`/name (so no other installed "python3" kernel is
-    picked); returns `folder`, the spec folder run_notebook takes."""
+def kernel_spec(folder: Path, name: str, python: Path | str = sys.executable) -> Path:
+    """A kernel spec `name` for `python` (default: this interpreter) in `folder`/name (so no other installed "python3"
+    kernel is picked); returns `folder`, the spec folder run_notebook takes."""
     spec = folder / name
     spec.mkdir(parents=True, exist_ok=True)
     (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": name, "language": "python"}))
     return folder
 

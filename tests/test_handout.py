@@ -598,32 +598,3 @@ def test_grader_check_in_the_handouts_notebook(part, built, student_kernel, tmp_
     assert waiting == public, on_stub[:3000]
     assert f"{part} results: All test cases passed!" in on_reference, on_reference[:3000]
 
-
-def test_the_nbgrader_notebooks_grade_cells_run_the_public_checks_without_the_kit(built, student_kernel, tmp_path):
-    """The nbgrader course's notebook (instructor/nbgrader_course.py; nbgrader's release changes only its metadata)
-    opened in the handout, on a kernel that cannot import the kit's grader: each grade cell runs its part's public
-    checks and ends in their points as a number nbgrader scores (stubs: 0 with the TODO lines; bleu.py the
-    reference's: the public points), with nothing on stderr."""
-    from nbgrader.utils import determine_grade
-
-    from instructor import nbgrader_course
-
-    folder = copy_of(built[0], tmp_path / "captioning")
-    shutil.copy(ROOT / "solutions" / "bleu.py", folder / "bleu.py")
-    env = student_env() | {"CAPTIONKIT_CACHE": str(tmp_path / "cache"), "IPYTHONDIR": str(tmp_path / "ipython")}
-    nb = execute(nbgrader_course.build_notebook(), folder, student_kernel, env)
-
-    entries = rubric.load()
-    for part in MODULES:
-        cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == part)
-        out = shown(cell)
-        assert not [o for o in cell.outputs if o.output_type == "error" or o.get("name") == "stderr"], out[-3000:]
-        public = sum(e.points for e in entries[part].values() if e.visibility == "public")
-        full = sum(e.points for e in entries[part].values())
-        assert "The public checks only" in out and f"of {full:g} in the grade" in out, out[-3000:]
-        if part == "bleu":
-            assert determine_grade(cell) == (public, full), out[-3000:]
-            assert "FAIL" not in out and "TODO" not in out, out[-3000:]
-        else:
-            assert determine_grade(cell) == (0, full), out[-3000:]
-            assert re.search(rf"^    TODO [\w.]+ \({part}\.py:\d+\): ", out, re.M), out[-3000:]
