@@ -621,8 +621,8 @@ def _lstm_a_reference(ctx: GradingContext, seed: int, epochs: int, prepared=None
 
     spec = SPECS["lstm_a"]
     data = ctx.data.train
-    model, history = train_lstm_a(spec.published.options["variant"], data.grids, data.predicted_attributes, data.scenes.tokens,
-                                  caption_loss, epochs=epochs, batch_size=spec.batch_size, lr=spec.lr, seed=seed)
+    model, history = train_lstm_a(spec.published.options["variant"], data.grids, data.predicted_attributes,
+                                  data.scenes.tokens, caption_loss, epochs=epochs, batch_size=spec.batch_size, lr=spec.lr, seed=seed)
     model.history = history
     return model
 

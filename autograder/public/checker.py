@@ -176,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
 
         parts = trained_parts(args.folder, tuple(args.part) if args.part else None)
         if not parts:
-            parser.error(f"{args.folder}: none of the trained parts' modules ({', '.join(f'{p}.py' for p in PUBLISHED)})"
+            modules = ", ".join(f"{p}.py" for p in PUBLISHED)
+            parser.error(f"{args.folder}: none of the trained parts' modules ({modules})"
                          + (f" among --part {' '.join(args.part)}" if args.part else ""))
         runs = train(args.folder, parts, progress=for_terminal())
         print(training_table(runs, own_parts=True))
