@@ -11,8 +11,9 @@ grader's own cases).
 The same grades say which bugs escape the public checks: every public check passes on the cases a student's `check`
 runs, yet the grade is below full marks. Those must be listed, with the reason, in tests/meta/escapes.py.
 
-A variant that gets a convention wrong (BLEU's zeros) fails the one check that tests the convention and no other, and
-loses at most CONVENTION_MOST points (issue #13: the duplicated convention checks cost 4 to 6 of Part 3's 15)."""
+A variant that gets a convention wrong (BLEU's zeros, its closest-length ties) fails the one check that tests the
+convention and no other, and loses at most CONVENTION_MOST points (issue #13: the duplicated convention checks cost
+4 to 6 of Part 3's 15)."""
 import pytest
 
 from autograder.grader.engine import grade

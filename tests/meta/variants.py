@@ -25,7 +25,8 @@ class Variant:
     correct: bool     # True: a correct alternative (full marks); False: a realistic bug (must lose points)
     why: str = ""
     training: bool = False   # a bug only the training check catches (so its test must run training)
-    convention: str = ""     # a wrong convention (BLEU's zeros): the one check that tests it, the only one it may fail
+    # A wrong convention (BLEU's zeros, its closest-length ties): the one check that tests it, the only one it may fail.
+    convention: str = ""
 
     def apply(self, text: str) -> str:
         return replace_once(text, self.old, self.new, f"variant {self.part}/{self.name}")

@@ -3,6 +3,8 @@ from tests.meta.variants import Variant
 
 # The one check that tests the zero conventions (c = 0, some p_n = 0): the convention variants may fail it only.
 ZERO_CHECK = "bleu_is_zero_when_a_precision_is_zero_or_c_is_zero"
+# The one check that tests the closest-length tie convention (a tie goes to the shorter reference).
+TIE_CHECK = "closest_length_ties_go_to_the_shorter_reference"
 
 VARIANTS = [
     Variant("bleu", "ngram_counts_misses_the_last_ngram",
@@ -24,7 +26,8 @@ VARIANTS = [
     Variant("bleu", "closest_length_tie_goes_to_the_first_reference",
             "        r += min((abs(len(ref) - len(hyp_words)), len(ref)) for ref in ref_words)[1]",
             "        r += len(min(ref_words, key=lambda ref: abs(len(ref) - len(hyp_words))))",
-            correct=False, why="a tie in the closest length goes to whichever reference is listed first"),
+            correct=False, why="a tie in the closest length goes to whichever reference is listed first",
+            convention=TIE_CHECK),
     Variant("bleu", "r_is_the_shortest_reference",
             "        r += min((abs(len(ref) - len(hyp_words)), len(ref)) for ref in ref_words)[1]",
             "        r += min(len(ref) for ref in ref_words)",
