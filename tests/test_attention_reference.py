@@ -111,3 +111,35 @@ def test_step_by_step_equals_teacher_forcing():
     for t in range(captions.shape[1] - 1):
         log_probs, state = model.step(captions[:, t], state)
         torch.testing.assert_close(log_probs, F.log_softmax(logits[:, t], -1), rtol=1e-10, atol=1e-10)
+
+
+def test_a_training_failure_names_a_step_that_disagrees_with_forward(tmp_path, monkeypatch):
+    """Part 4's training recipe tells the student's step and forward apart on the trained model, as Part 1's does (one
+    epoch on a small split stands in for the run): the reference's agree; a forward fed the word it must predict,
+    beside a correct step, does not, and a failed training check says so (known_causes)."""
+    import importlib.util
+
+    import solutions.attention
+    import solutions.decoding
+    import solutions.show_and_tell
+    from autograder.public.training import PUBLISHED, known_causes
+    from autograder.worker import recipes
+    from autograder.worker.recipes import attention as attention_recipes
+    from tests.meta.variants import ROOT, all_variants
+    from tests.recipe_data import write_split
+
+    monkeypatch.setattr(recipes, "REFERENCES", {"show_and_tell": solutions.show_and_tell,
+                                                "decoding": solutions.decoding})
+    split = write_split(tmp_path, 32, 8)
+
+    def trained(student) -> dict:
+        return attention_recipes.train_and_decode(student, data=split, grid=PUBLISHED["attention"].options["grid"],
+                                                  epochs=1, batch_size=16, lr=3e-3, seed=0, shown=0)
+    reply = trained(solutions.attention)
+    assert reply["step_agrees_with_forward"] is True and known_causes(reply) == []
+    variant = next(v for v in all_variants() if v.part == "attention" and v.name == "forward_feeds_the_next_word")
+    broken = importlib.util.module_from_spec(importlib.util.spec_from_loader("broken_attention", loader=None))
+    exec(variant.apply((ROOT / "solutions" / "attention.py").read_text()), broken.__dict__)
+    reply = trained(broken)
+    assert reply["step_agrees_with_forward"] is False
+    assert any("disagrees with your forward" in cause for cause in known_causes(reply)), known_causes(reply)

@@ -56,6 +56,22 @@ def image_controls(decode: Callable, *features) -> dict:
                 "shuffled": decode(*(f.roll(1, 0) for f in features))}
 
 
+def step_agrees_with_forward(model, features, captions, logits_of: Callable = lambda out: out) -> bool:
+    """Whether init_state, then step on captions[:, t], gives log_softmax of the logits of forward (N, T-1, V;
+    logits_of(what forward returned): Part 4's forward also returns its attention weights) on these features and
+    (N, T) captions. Training follows forward while the judged captions come from step: a failing training check says
+    so when they disagree (autograder.public.training.known_causes)."""
+    import torch
+
+    with torch.no_grad():
+        expected = logits_of(model(features, captions)).log_softmax(-1)
+        state, steps = model.init_state(features), []
+        for t in range(captions.shape[1] - 1):
+            log_probs, state = model.step(captions[:, t], state)
+            steps.append(log_probs)
+        return bool(torch.allclose(torch.stack(steps, 1), expected, rtol=1e-3, atol=1e-4))
+
+
 def epoch_done(epoch: int, epochs: int, loss: float) -> None:
     """Tell the grader that training epoch `epoch` of `epochs` ended with this mean loss (shared.training.train's
     on_epoch). A no-op outside a worker."""

@@ -9,7 +9,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from autograder.worker.recipes import image_controls, judged_epochs, load_split, recipe, reference, report_extra
+from autograder.worker.recipes import (image_controls, judged_epochs, load_split, recipe, reference, report_extra,
+                                       step_agrees_with_forward)
 from shared.training import seed_everything, train
 from shared.vocab import START, T_MAX
 
@@ -120,7 +121,8 @@ def train_and_decode(student, data, grid, epochs, batch_size, lr, seed, shown=4,
     has seen its captions reach the threshold or for `epochs` epochs (judged_epochs); return the
     reference greedy decoder's captions of the test grids, the training curve and, for the feedback report,
     the attention maps behind each word of the first `shown` captions (from the student's forward fed those
-    captions; None if that fails: the report is optional)."""
+    captions; None if that fails: the report is optional), and whether the student's step agrees with its forward
+    on a few training captions (recipes.step_agrees_with_forward: a failed check names the disagreement)."""
     caption_loss, greedy_decode = reference("show_and_tell").caption_loss, reference("decoding").greedy_decode
     d = load_split(data)
     grids, tokens = d["grids"], d["tokens"]
@@ -145,5 +147,9 @@ def train_and_decode(student, data, grid, epochs, batch_size, lr, seed, shown=4,
             return {"weights": model(test_grids[:shown], inputs)[1], "tokens": words}
     def image_controlled():   # the image features change, the coordinates stay
         return image_controls(lambda g: decode(student.with_coords(g, grid)), d["test_grids"])
+    def step_agrees():
+        return step_agrees_with_forward(model, student.with_coords(grids[:8], grid), tokens[:8],
+                                        logits_of=lambda out: out[0])
     return {"tokens": predicted, "losses": history.losses, "attention": report_extra(attention),
+            "step_agrees_with_forward": report_extra(step_agrees),
             "controls": report_extra(image_controlled) if controls else None}

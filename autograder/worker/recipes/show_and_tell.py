@@ -7,7 +7,8 @@ import time
 import torch
 
 from autograder.worker.memory import trim_heap
-from autograder.worker.recipes import image_controls, judged_epochs, load_split, recipe, reference, report_extra
+from autograder.worker.recipes import (image_controls, judged_epochs, load_split, recipe, reference, report_extra,
+                                       step_agrees_with_forward)
 from autograder.worker.toys import ToyCaptioner
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
@@ -230,16 +231,4 @@ class Stopwatched:
     def __getattr__(self, name):
         return getattr(self._model, name)
 
-
-def step_agrees_with_forward(model, features, captions) -> bool:
-    """Whether init_state, then step on captions[:, t], gives log_softmax of forward's logits (N, T-1, V) on these
-    (N, L, D) features and (N, T) captions. Training follows forward while the judged captions come from step: a
-    failing training check says so when they disagree."""
-    with torch.no_grad():
-        expected = model(features, captions).log_softmax(-1)
-        state, steps = model.init_state(features), []
-        for t in range(captions.shape[1] - 1):
-            log_probs, state = model.step(captions[:, t], state)
-            steps.append(log_probs)
-        return bool(torch.allclose(torch.stack(steps, 1), expected, rtol=1e-3, atol=1e-4))
 
