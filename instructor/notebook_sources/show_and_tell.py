@@ -152,7 +152,7 @@ plt.show()
 # After the deadline this is graded on your own trained model: the model the training check trains on the hidden
 # scenes ranks about 200 hidden scenes with distinct captions by your `retrieval_scores`, and its recall@1 must
 # reach 0.30 (2 points; the reference reaches 0.50 to 0.65 over twenty training seeds there).
-# `python -m autograder check --train --part show_and_tell` prints yours on the public test scenes.
+# `python -m autograder.public check --train --part show_and_tell` (the public checker, in the handout too) prints yours on the public test scenes.
 
 # %%
 test = data.test
