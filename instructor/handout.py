@@ -161,13 +161,15 @@ def _shared(files: dict[str, bytes]) -> dict[str, bytes]:
 
 
 def requirements_text() -> str:
-    """requirements.txt: STUDENT_PACKAGES with their versions and markers in pyproject.toml, then FRONT_END."""
+    """requirements.txt: STUDENT_PACKAGES with their versions and markers in pyproject.toml (its dependencies and its
+    `notebooks` extra), then FRONT_END."""
     try:
         import tomllib
     except ModuleNotFoundError:   # Python 3.10
         from pip._vendor import tomli as tomllib
 
-    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = project["dependencies"] + project["optional-dependencies"]["notebooks"]
     by_name = {re.match(r"[A-Za-z0-9_.-]+", line).group(0).lower(): line for line in declared}
     missing = [name for name in STUDENT_PACKAGES if name not in by_name]
     if missing:
