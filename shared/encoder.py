@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,6 +122,38 @@ def load_data(train_seed: int = 0, test_seed: int = 1, n_train: int = 6000, n_te
                                                                     n_retrieval=n_retrieval))),
                      sort_keys=True)
     path = cache_dir() / f"grids-{hashlib.sha256(key.encode()).hexdigest()[:16]}.pt"
+    with _building(path if cache and not path.exists() else None):
+        return _load_or_build(path, cache, train_seed, test_seed, n_train, n_test, max_objects, retrieval_seed,
+                              n_retrieval)
+
+
+@contextmanager
+def _building(path: Path | None):
+    """Held while this process builds the missing cache file `path` (None: nothing to build, no lock): processes that
+    start at once on an empty cache (the graders of a batch, the test suite's workers) pretrain the encoder once, not
+    once each; the others wait, then find the file. Without a lock to take (no fcntl, a read-only cache folder) each
+    builds its own, as before."""
+    lock = None
+    if path is not None:
+        try:
+            import fcntl
+            path.parent.mkdir(parents=True, exist_ok=True)
+            lock = open(path.with_suffix(".lock"), "a")
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except (ImportError, OSError):
+            if lock is not None:
+                lock.close()
+            lock = None
+    try:
+        yield
+    finally:
+        if lock is not None:
+            lock.close()
+
+
+def _load_or_build(path: Path, cache: bool, train_seed: int, test_seed: int, n_train: int, n_test: int,
+                   max_objects: int, retrieval_seed: int | None, n_retrieval: int) -> CaptionData:
+    """load_data's body, under _building's lock."""
     hit = cache and path.exists()
     train_scenes = make_scenes(n_train, train_seed, max_objects, keep_images=not hit)
     test_scenes = make_scenes(n_test, test_seed, max_objects, keep_images=not hit)

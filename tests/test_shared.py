@@ -2,7 +2,11 @@
 
 Bad input must raise an error that names the argument; good input must give the lecture's values.
 """
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -13,6 +17,8 @@ from shared.metrics import exact_match, failure_counts, style_scores
 from shared.scenes import COLOR_WORDS, SHAPES, make_scenes, relation
 from shared.training import seed_everything, train
 from shared.vocab import END, START, VOCAB, VOCAB_SIZE, decode, decode_batch, encode
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 # --- scenes ---------------------------------------------------------------------------------------
@@ -167,6 +173,28 @@ def test_load_data_is_deterministic_and_cached(tmp_path, monkeypatch):
     torch.testing.assert_close(first.test.grids, again.test.grids, rtol=0, atol=0)
     cached = load_data(n_train=96, n_test=16)
     torch.testing.assert_close(first.train.grids, cached.train.grids, rtol=0, atol=0)
+
+
+# Run by each of two processes started at once on the same empty cache: says whether it pretrained the encoder.
+BUILD_ONCE = ("import shared.encoder as e\n"
+              "real = e.pretrain_encoder\n"
+              "def counted(*args, **kwargs):\n"
+              "    print('pretrained', flush=True)\n"
+              "    return real(*args, **kwargs)\n"
+              "e.pretrain_encoder = counted\n"
+              "data = e.load_data(n_train=400, n_test=16)\n"
+              "print(float(data.test.grids.sum()))\n")
+
+
+def test_processes_starting_on_an_empty_cache_pretrain_the_encoder_once(tmp_path):
+    env = dict(os.environ, CAPTIONKIT_CACHE=str(tmp_path), OMP_NUM_THREADS="1")
+    runs = [subprocess.Popen([sys.executable, "-c", BUILD_ONCE], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [run.communicate(timeout=300) for run in runs]
+    assert all(run.returncode == 0 for run in runs), [err[-2000:] for _, err in outputs]
+    printed = [out.split() for out, _ in outputs]
+    assert sum(lines.count("pretrained") for lines in printed) == 1, printed
+    assert printed[0][-1] == printed[1][-1], printed   # both read the same encoder outputs
 
 
 def test_training_loop_is_deterministic_and_rejects_a_diverging_loss():
