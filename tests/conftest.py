@@ -19,8 +19,9 @@ def reference_report():
 def pytest_xdist_auto_num_workers(config):
     """`-n auto` (pyproject.toml): one worker more than the machine has cores. Many tests spend long stretches
     waiting (on a submission's time limit, a hostile module's sleep, pip, a notebook's kernel), and a third worker on
-    two cores fills them: the whole suite took 1329 s with two workers and 1083 s with three on the same 2-core
-    machine (December 2026). Wall-clock limits are scaled above, so the extra load costs no correct code a point."""
+    two cores fills them: with the data cache already built, the whole suite took 1329 s with two workers and 1083 s
+    with three on the same 2-core machine (December 2026); a clean clone, which builds its caches first, gains less.
+    Wall-clock limits are scaled above, so the extra load costs no correct code a point."""
     return (os.cpu_count() or 1) + 1
 
 
