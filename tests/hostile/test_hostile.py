@@ -69,18 +69,39 @@ def adopt_orphans():
     harness.reap_orphans()
 
 
+# The isolation mode a run requires, or "" for whatever this machine allows: .ci/run sets "user" when it runs as root,
+# so that a checkout the sandbox user cannot read (which makes the grader fall back to "process" mode) fails the run
+# instead of skipping every test of the user switch.
+REQUIRED_MODE = os.environ.get("CAPTIONKIT_REQUIRE_ISOLATION", "")
+
+
 def user_switch(what: str) -> None:
-    """Skip unless workers run as the dedicated sandbox user (root with setpriv)."""
+    """Skip unless workers run as the dedicated sandbox user (root with setpriv); fail instead where the run requires
+    that mode (REQUIRED_MODE)."""
     isolation = detect()
     if isolation.mode != "user":
-        pytest.skip(f"{what} needs the worker to run as the dedicated sandbox user, which needs root "
-                    f"({isolation.note})")
+        reason = f"{what} needs the worker to run as the dedicated sandbox user, which needs root ({isolation.note})"
+        if REQUIRED_MODE == "user":
+            pytest.fail(f"{reason}, and CAPTIONKIT_REQUIRE_ISOLATION=user requires it", pytrace=False)
+        pytest.skip(reason)
 
 
 def network_namespace(what: str) -> None:
     isolation = detect()
     if not isolation.network_namespace:
         pytest.skip(f"{what} needs a network namespace for the worker ({isolation.note})")
+
+
+@pytest.mark.caps
+def test_the_grader_isolates_its_workers_as_the_run_requires():
+    """Under CAPTIONKIT_REQUIRE_ISOLATION (.ci/run sets "user" as root) the grader runs its workers in that mode: a
+    fallback to a weaker one (say, a checkout the sandbox user cannot read) fails here by name, not as a row of
+    skipped tests."""
+    isolation = detect()
+    if not REQUIRED_MODE:
+        pytest.skip(f"no isolation mode required (CAPTIONKIT_REQUIRE_ISOLATION unset); this machine: {isolation.note}")
+    assert isolation.mode == REQUIRED_MODE, (
+        f"CAPTIONKIT_REQUIRE_ISOLATION={REQUIRED_MODE}, but {isolation.note}")
 
 
 @contextlib.contextmanager
