@@ -65,3 +65,11 @@ def test_the_settings_reach_the_loss_the_initial_state_and_the_grids(split, seen
     h, c, features, _ = seen["states"][-1]
     assert torch.count_nonzero(h) == 0 and torch.count_nonzero(c) == 0
     assert features[..., :D_ANN].mean(1).abs().max().item() < 1e-5
+
+
+@pytest.mark.parametrize("rows", [1, 7, 32, 100])
+def test_the_training_grids_made_block_by_block_equal_the_whole_made_at_once(split, rows):
+    whole = recipes.load_split(split)["grids"]
+    transform = lambda g: solutions.attention.with_coords(g - g.mean(1, keepdim=True), 8)  # noqa: E731
+    blocks = recipes.training_grids_through(split, transform, rows=rows)
+    assert blocks.shape == (32, 64, D_ANN + 2) and torch.equal(blocks, transform(whole))

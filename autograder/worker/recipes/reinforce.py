@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from autograder.worker.recipes import image_controls, judged_epochs, load_split, recipe, reference, report_extra
+from autograder.worker.recipes import (image_controls, judged_epochs, load_split, recipe, reference, report_extra,
+                                       training_grids_through)
 from shared.encoder import GRID
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
@@ -121,9 +122,10 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, contr
     HardAttentionLoss (its defaults otherwise), `blind_start` (the model's initial h and c zero, so all it learns
     of the image comes through where it looks) and `centre` (each grid minus its mean annotation)."""
     attention, greedy_decode = reference("attention"), reference("decoding").greedy_decode
-    d = load_split(data)
     shift = (lambda g: g - g.mean(1, keepdim=True)) if centre else (lambda g: g)
-    features, tokens = attention.with_coords(shift(d["grids"]), GRID), d["tokens"]
+    features = training_grids_through(data, lambda g: attention.with_coords(shift(g), GRID))
+    d = load_split(data)
+    tokens = d["tokens"]
     test_grids = d["test_grids"].clone() if controls else None
     test_features = attention.with_coords(shift(d["test_grids"]), GRID)
     del d  # the memory-mapped grids: their pages would stay resident beside the copies with coordinates
