@@ -183,6 +183,20 @@ def cached_encodings() -> set[str]:
     return {p.name for p in folder.glob("grids-*.pt")} if folder.is_dir() else set()
 
 
+def import_seconds(runs: int = 3) -> float:
+    """Median CPU seconds (user + system) of `import torch` in a fresh interpreter, on this machine as it is now: the
+    one fixed cost every process of a grade pays, printed beside the grade's figures so that runs of different days or
+    machines can be compared (the same grade measured 71.4 CPU s on one day and 56.4 on another, on machines of the
+    same kind: docs/grader.md)."""
+    seconds = []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-I", "-c", "import torch"], check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        seconds.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(seconds)
+
+
 def measure_in(mode: str, command: list[str]) -> dict:
     """measure(command) on this machine as it is ("quiet") or beside a process spinning on one core ("loaded")."""
     load = os.getloadavg()[0]
@@ -209,6 +223,7 @@ def main() -> int:
     sys.path.insert(0, str(root))   # shared/, for the encoder cache's folder
     command = args.command or [sys.executable, "-c", GRADE_WITH_BREAKDOWN, str(root / "solutions")]
     modes = ("quiet", "loaded") if args.mode == "both" else (args.mode,)
+    yardstick = import_seconds()
     results = [measure_in(m, command) for _ in range(args.runs) for m in modes]
     for result in results:
         print(result["output"][-3000:])
@@ -243,6 +258,8 @@ def main() -> int:
                 cells.append(f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f} .. "
                              f"{max(values):.{digits}f})")
             print(f"{mode:8s} {len(of):5d} {cells[0]:>24s} {cells[1]:>24s} {cells[2]:>28s}")
+    print(f"\nthis machine: `import torch` in a fresh interpreter takes {yardstick:.2f} CPU s (median of 3, before the "
+          "runs): compare a grade's CPU seconds across machines and days with it")
     return max(r["returncode"] for r in results)
 
 
