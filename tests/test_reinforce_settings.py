@@ -11,7 +11,7 @@ import solutions.decoding
 import solutions.reinforce
 from autograder.worker import recipes
 from autograder.worker.recipes import reinforce as reinforce_recipes
-from shared.encoder import D_ANN
+from shared.encoder import D_ANN, GRID
 from tests.recipe_data import write_split
 
 
@@ -69,7 +69,7 @@ def test_the_settings_reach_the_loss_the_initial_state_and_the_grids(split, seen
 
 @pytest.mark.parametrize("rows", [1, 7, 32, 100])
 def test_the_training_grids_made_block_by_block_equal_the_whole_made_at_once(split, rows):
-    whole = recipes.load_split(split)["grids"]
-    transform = lambda g: solutions.attention.with_coords(g - g.mean(1, keepdim=True), 8)  # noqa: E731
-    blocks = recipes.training_grids_through(split, transform, rows=rows)
-    assert blocks.shape == (32, 64, D_ANN + 2) and torch.equal(blocks, transform(whole))
+    d = recipes.load_split(split)
+    transform = lambda g: solutions.attention.with_coords(g - g.mean(1, keepdim=True), GRID)  # noqa: E731
+    blocks = recipes.training_grids_through(d["encoder_file"], transform, rows=rows)
+    assert blocks.shape == (32, 64, D_ANN + 2) and torch.equal(blocks, transform(d["grids"]))

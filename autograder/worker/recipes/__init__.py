@@ -134,29 +134,30 @@ def reference(part: str) -> types.ModuleType:
 def load_split(path: str) -> dict:
     """The inputs of a training run, shared in a file (autograder.public.training.split_index: the hidden data in a
     grade, the public data in `check --train`):
-    grids, tokens, targets, attributes, test_grids, test_attributes."""
+    grids, tokens, targets, attributes, test_grids, test_attributes (the grids memory-mapped from the encoder file
+    named under encoder_file)."""
     import torch
 
     index = torch.load(path, weights_only=True)
     encoded = torch.load(index["encoder_file"], weights_only=True, mmap=True)
     return {"grids": encoded["tr_grid"], "tokens": index["tokens"], "targets": index["targets"],
-            "attributes": encoded["tr_attr"], "test_grids": encoded["te_grid"], "test_attributes": encoded["te_attr"]}
+            "attributes": encoded["tr_attr"], "test_grids": encoded["te_grid"], "test_attributes": encoded["te_attr"],
+            "encoder_file": index["encoder_file"]}
 
 
-def training_grids_through(path: str, transform: Callable, rows: int = 512):
-    """transform(grids) for the training grids of the split that file `path` names (load_split's "grids"), made
-    `rows` rows at a time into one new tensor. The encoder file is mapped afresh for each block and unmapped after it,
-    so its pages never sit resident beside the whole result: a transform of the whole memory-mapped tensor holds both
-    at once (about 60 MB more, for a moment at a training check's start, on the order of the grade's peak: see
+def training_grids_through(encoder_file: str, transform: Callable, rows: int = 512):
+    """transform(grids) for the training grids of `encoder_file` (load_split's "grids" and "encoder_file"), made
+    `rows` rows at a time into one new tensor. The file is mapped afresh for each block and unmapped after it, so its
+    pages never sit resident beside the whole result: a transform of the whole memory-mapped tensor holds both at once
+    (about 60 MB more, for a moment at a training check's start, on the order of the grade's peak: see
     benchmarks/grade_benchmark.py). `transform` must treat each row on its own (with_coords, a row's own mean)."""
     import torch
 
-    encoder_file = torch.load(path, weights_only=True)["encoder_file"]
     result, start = None, 0
     while result is None or start < len(result):
         grids = torch.load(encoder_file, weights_only=True, mmap=True)["tr_grid"]
         block = transform(grids[start:start + rows])
-        if result is None:
+        if result is None:   # the first block: its rows tell the result's shape and type
             result = torch.empty((len(grids), *block.shape[1:]), dtype=block.dtype)
         del grids   # the last reference to the mapping: its pages go with it
         result[start:start + len(block)] = block

@@ -123,8 +123,8 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, contr
     of the image comes through where it looks) and `centre` (each grid minus its mean annotation)."""
     attention, greedy_decode = reference("attention"), reference("decoding").greedy_decode
     shift = (lambda g: g - g.mean(1, keepdim=True)) if centre else (lambda g: g)
-    features = training_grids_through(data, lambda g: attention.with_coords(shift(g), GRID))
     d = load_split(data)
+    features = training_grids_through(d["encoder_file"], lambda g: attention.with_coords(shift(g), GRID))
     tokens = d["tokens"]
     test_grids = d["test_grids"].clone() if controls else None
     test_features = attention.with_coords(shift(d["test_grids"]), GRID)
