@@ -1,6 +1,7 @@
 """The Gradescope path end to end: build the zip, install it into a simulated /autograder tree the way
 setup.sh does on Gradescope (a fresh virtual environment), and run run_autograder on the reference, the
 stubs and a hostile submission. results.json must validate, score right, and show nothing hidden."""
+import importlib.metadata
 import json
 import os
 import shutil
@@ -92,6 +93,17 @@ def visible_text(document: dict) -> str:
 
 def test_the_source_is_root_only_after_setup(installed):
     assert (installed / "source").stat().st_mode & 0o077 == 0
+
+
+def test_the_image_grades_with_the_hypothesis_release_the_zip_was_built_with(installed):
+    """The cases every property check draws are hypothesis's (the release's own algorithm): an image built from the
+    zip, today or after a rebuild, installs the release of the environment that built it."""
+    built_with = importlib.metadata.version("hypothesis")
+    assert f'"hypothesis=={built_with}"' in (installed / "source" / "setup.sh").read_text()
+    done = subprocess.run([str(installed / "venv" / "bin" / "python"), "-c",
+                           "import importlib.metadata as m; print(m.version('hypothesis'))"],
+                          capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == built_with
 
 
 # What a student must never read, as folders of the kit: the grader zone (hidden checks, references, hidden seed and

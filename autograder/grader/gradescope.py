@@ -19,6 +19,7 @@ run_autograder's stdout, which Gradescope shows to instructors only ("stdout_vis
 """
 from __future__ import annotations
 
+import importlib.metadata
 import io
 import json
 import random
@@ -38,6 +39,13 @@ SOURCE_FILES = ("pyproject.toml", "README.md", "shared/*.py", "solutions/*.py", 
                 "autograder/public/golden/*.pt")
 TORCH_VERSION = "2.13.0"
 
+
+def hypothesis_version() -> str:
+    """The hypothesis release of the environment building the zip: the image installs the same one, because the
+    cases every property check draws (public and hidden rounds) are derived by hypothesis's own algorithm, which
+    moves between releases. An image rebuilt next month then grades an unchanged submission on the same cases."""
+    return importlib.metadata.version("hypothesis")
+
 def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
     info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
     info.external_attr = (stat.S_IFREG | mode) << 16
@@ -52,7 +60,8 @@ def build_zip(out: Path, seed: int | None = None) -> Path:
 
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as zf:
-        _add(zf, "setup.sh", templates.render("setup.sh", TORCH_VERSION=TORCH_VERSION).encode(), 0o755)
+        _add(zf, "setup.sh", templates.render("setup.sh", TORCH_VERSION=TORCH_VERSION,
+                                                      HYPOTHESIS_VERSION=hypothesis_version()).encode(), 0o755)
         _add(zf, "run_autograder", templates.render("run_autograder").encode(), 0o755)
         for pattern in SOURCE_FILES:
             for path in sorted(ROOT.glob(pattern)):

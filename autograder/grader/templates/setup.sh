@@ -16,8 +16,9 @@ else
     "$PY" -m pip install --quiet "torch==@TORCH_VERSION@"
 fi
 # Editable: the kit stays in source/ (root-only below), and site-packages, which the worker's interpreter reads,
-# holds only a pointer to it: no reference, check or hidden seed, and no RECORD listing their hashes.
-"$PY" -m pip install --quiet -e "$ROOT/source[oracles]"
+# holds only a pointer to it: no reference, check or hidden seed, and no RECORD listing their hashes. hypothesis at
+# the release the zip was built with: the cases each check draws depend on it.
+"$PY" -m pip install --quiet -e "$ROOT/source[oracles]" "hypothesis==@HYPOTHESIS_VERSION@"
 # Everything of the kit that a student must not read is root-only; the venv stays world-readable (but for the
 # BLEU oracles, made root-only by detect() below).
 chmod -R go-rwx "$ROOT/source"
