@@ -70,12 +70,16 @@ def _process_memory(pid: int) -> tuple[int, int]:
 
 
 def _name(pid: int) -> str:
+    """The process's command line, its last 60 characters, on one line (a `-c` program shown as "-c ...")."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            words = f.read().split(b"\0")
-        return " ".join(w.decode(errors="replace") for w in words if w)[-60:] or "?"
+            words = [w.decode(errors="replace") for w in f.read().split(b"\0") if w]
     except OSError:
         return "?"
+    if "-c" in words[:-1]:
+        at = words.index("-c")
+        words[at + 1] = "..."
+    return " ".join(words)[-60:] or "?"
 
 
 TICK = os.sysconf("SC_CLK_TCK")
