@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grader import rubric
+from autograder.grader import gradescope, rubric
 from autograder.grader.checks import checks_of
 from autograder.grader.context import HIDDEN
 from instructor import handout
@@ -102,6 +102,13 @@ def test_the_requirements_are_the_kits_and_install_plans_only_what_is_missing(bu
     done = run_in(folder, student_python, "install.py", "--dry-run", timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "install: everything the assignment needs is installed", done.stdout
+
+
+def test_students_install_the_hypothesis_release_the_grader_draws_with(built):
+    """A property check's cases depend on hypothesis's release: the handout asks for the one the Gradescope zip pins
+    (autograder/grader/gradescope.py), so `check` draws the public cases the grader's public round draws."""
+    requirements = (built[0] / "requirements.txt").read_text().splitlines()
+    assert f"hypothesis=={gradescope.hypothesis_version()}" in requirements
 
 
 def test_install_puts_a_cpu_torch_first_and_keeps_what_is_installed(built, monkeypatch):
