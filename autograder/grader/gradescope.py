@@ -46,6 +46,7 @@ def hypothesis_version() -> str:
     moves between releases. An image rebuilt next month then grades an unchanged submission on the same cases."""
     return importlib.metadata.version("hypothesis")
 
+
 def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
     info = zipfile.ZipInfo(name, date_time=(2026, 1, 1, 0, 0, 0))
     info.external_attr = (stat.S_IFREG | mode) << 16
