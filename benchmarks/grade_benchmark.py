@@ -227,8 +227,12 @@ def main() -> int:
     sys.path.insert(0, str(root))   # shared/, for the encoder cache's folder
     command = args.command or [sys.executable, "-c", GRADE_WITH_BREAKDOWN, str(root / "solutions")]
     modes = ("quiet", "loaded") if args.mode == "both" else (args.mode,)
-    yardstick = import_seconds()
-    results = [measure_in(m, command) for _ in range(args.runs) for m in modes]
+    results = []
+    for mode in [m for _ in range(args.runs) for m in modes]:
+        # The yardstick right before each run (on the machine as it is, without the spinner): its speed drifts within
+        # a set of runs (one commit's grade measured 50 to 64 CPU s within half an hour), so each run is read beside it.
+        yardstick = import_seconds(runs=1)
+        results.append({**measure_in(mode, command), "yardstick": yardstick})
     for result in results:
         print(result["output"][-3000:])
         print(f"mode:           {result['mode']} (load average before: {result['load_before']:.2f} on "
@@ -247,10 +251,11 @@ def main() -> int:
                   f"({', '.join(result['built_cache'])}): a first grade on this machine, not a grade's usual "
                   "cost. Run the benchmark again.")
     if len(results) > 1:
-        print(f"\n{'mode':8s} {'CPU s':>7s} {'wall s':>7s} {'peak PSS MB':>12s} {'peak RSS MB':>12s} {'load before':>12s}")
+        print(f"\n{'mode':8s} {'CPU s':>7s} {'wall s':>7s} {'peak PSS MB':>12s} {'peak RSS MB':>12s} {'load before':>12s} "
+              f"{'import torch CPU s':>19s}")
         for r in results:
             print(f"{r['mode']:8s} {r['cpu_seconds']:7.1f} {r['wall_seconds']:7.1f} {r['peak_tree_pss_mb']:12.0f} "
-                  f"{r['peak_tree_rss_mb']:12.0f} {r['load_before']:12.2f}")
+                  f"{r['peak_tree_rss_mb']:12.0f} {r['load_before']:12.2f} {r['yardstick']:19.2f}")
     if args.runs > 1:
         print(f"\n{'mode':8s} {'runs':>5s} {'CPU s: median (range)':>24s} {'wall s: median (range)':>24s} "
               f"{'peak PSS MB: median (range)':>28s}")
@@ -262,8 +267,10 @@ def main() -> int:
                 cells.append(f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f} .. "
                              f"{max(values):.{digits}f})")
             print(f"{mode:8s} {len(of):5d} {cells[0]:>24s} {cells[1]:>24s} {cells[2]:>28s}")
-    print(f"\nthis machine: `import torch` in a fresh interpreter takes {yardstick:.2f} CPU s (median of 3, before the "
-          "runs): compare a grade's CPU seconds across machines and days with it")
+    sticks = [r["yardstick"] for r in results]
+    print(f"\nthis machine: `import torch` in a fresh interpreter took {statistics.median(sticks):.2f} CPU s (median of "
+          f"{len(sticks)}, one before each run: {min(sticks):.2f} .. {max(sticks):.2f}): compare a grade's CPU seconds "
+          "across machines and days with it")
     return max(r["returncode"] for r in results)
 
 
