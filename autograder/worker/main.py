@@ -125,7 +125,8 @@ def _error(exc: BaseException, staging: str) -> dict:
 
 
 def sanitize(obj, depth: int = 0):
-    """Plain data only: tensors (detached, on the CPU), numbers, strings, None, lists, tuples, dicts.
+    """Plain data only: tensors (detached, on the CPU, strided, of a dtype a message carries), numbers, strings, None,
+    lists, tuples, dicts.
     Anything else becomes {"__unsupported__": type name}, which the grader reports as a wrong type."""
     import torch
 
@@ -143,7 +144,11 @@ def sanitize(obj, depth: int = 0):
     if isinstance(obj, str):
         return str.__str__(obj)
     if isinstance(obj, torch.Tensor):
-        return obj.detach().cpu().clone()
+        from autograder.worker.protocol import unsendable
+
+        tensor = obj.detach().cpu().clone()
+        why = unsendable(tensor)   # a sparse or quantized tensor: the check reports a wrong type
+        return tensor if why is None else {"__unsupported__": why}
     if isinstance(obj, (list, tuple)):
         items = [sanitize(x, depth + 1) for x in obj]
         return items if isinstance(obj, list) else tuple(items)
