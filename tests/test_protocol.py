@@ -57,15 +57,20 @@ def torch_round_trip(obj):
     return torch.load(io.BytesIO(buffer.getvalue()), weights_only=True)
 
 
+def tensor_facts(t: torch.Tensor) -> tuple:
+    """What a tensor's arrival must keep: dtype, size, stride, offset, storage size, requires_grad, and its bytes."""
+    return (t.dtype, tuple(t.shape), t.stride(), t.storage_offset(), t.untyped_storage().nbytes(), t.requires_grad,
+            t.detach().contiguous().reshape(-1).view(torch.uint8).tolist())
+
+
 def differences(ours, theirs, where="message") -> list[str]:
     """Where two decoded messages differ: types, a tensor's dtype, size, stride, offset, storage size,
     requires_grad and bytes, container contents."""
     if type(ours) is not type(theirs):
         return [f"{where}: {type(ours).__name__} vs {type(theirs).__name__}"]
     if isinstance(ours, torch.Tensor):
-        facts = lambda t: (t.dtype, tuple(t.shape), t.stride(), t.storage_offset(), t.untyped_storage().nbytes(),  # noqa: E731
-                           t.requires_grad, t.detach().contiguous().reshape(-1).view(torch.uint8).tolist())
-        return [] if facts(ours) == facts(theirs) else [f"{where}: {facts(ours)[:6]} vs {facts(theirs)[:6]}"]
+        return [] if tensor_facts(ours) == tensor_facts(theirs) else \
+            [f"{where}: {tensor_facts(ours)[:6]} vs {tensor_facts(theirs)[:6]}"]
     if isinstance(ours, dict):
         if list(ours) != list(theirs):
             return [f"{where}: keys {list(ours)} vs {list(theirs)}"]
