@@ -220,6 +220,12 @@ def test_a_tensor_row_that_reaches_outside_its_storage_or_lies_is_refused(row, w
         decode(forged(rows=[row], storages=[storage], structure={"ok": TensorRef(0)}))
 
 
+def test_an_integer_tensor_that_requires_gradients_is_named():
+    storage = torch.arange(2).numpy().tobytes()
+    with pytest.raises(MalformedMessage, match="int64 cannot require gradients"):
+        decode(forged(rows=[("int64", (2,), (1,), 0, True, 0)], storages=[storage], structure={"ok": TensorRef(0)}))
+
+
 def test_the_bounds_check_is_the_decoder_s_own():
     """torch would not refuse a view beyond a resizable storage: `set_` grows it (with memory nobody wrote). The
     decoder checks every row itself, whatever storage it was given."""
