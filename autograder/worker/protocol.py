@@ -53,7 +53,7 @@ DTYPES = {str(d).removeprefix("torch."): d for d in (
     torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64, torch.complex128,
     torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool)}
 _DTYPE_NAMES = {d: name for name, d in DTYPES.items()}
-_STRUCTURE_GLOBALS = {("autograder.worker.protocol", "TensorRef"): TensorRef,
+_STRUCTURE_GLOBALS = {(TensorRef.__module__, TensorRef.__qualname__): TensorRef,   # the name pickle writes for it
                       ("collections", "OrderedDict"): OrderedDict, ("torch", "Size"): torch.Size,
                       **{("torch", name): d for name, d in DTYPES.items()}}
 
