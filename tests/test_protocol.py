@@ -19,7 +19,7 @@ from autograder.worker.protocol import FORMAT, MalformedMessage, TensorRef, deco
 
 # -- what crosses: the same values, types, views and storages as torch's round trip ------------------------------
 
-DTYPES = sorted(protocol.DTYPES.values(), key=str)
+DTYPES = sorted(protocol.dtypes().values(), key=str)
 
 
 @st.composite
@@ -193,7 +193,7 @@ def test_a_pickle_cannot_set_the_state_of_a_tensor():
 
     class TensorsInPlace(pickle.Unpickler):   # a reader that made the tensors while it read the structure
         def find_class(self, module, name):
-            return InPlace if name == "TensorRef" else protocol._STRUCTURE_GLOBALS[module, name]
+            return InPlace if name == "TensorRef" else {**protocol._PLAIN_GLOBALS, **protocol.torch_globals()}[module, name]
     swapped = TensorsInPlace(io.BytesIO(structure)).load()
     assert swapped.tolist() == [3.0, 4.0], "the attack does not work: this test would not notice such a reader"
     with pytest.raises(MalformedMessage):
@@ -267,3 +267,26 @@ def test_deep_nesting_is_refused_and_cycles_are_read():
 def test_an_outer_tuple_of_another_shape_is_refused(outer):
     with pytest.raises(MalformedMessage):
         decode(pickle.dumps(outer, protocol=5))
+
+
+
+PLAIN_ROUND_TRIP = """
+import sys
+from collections import OrderedDict
+
+from autograder.worker.protocol import decode, encode
+
+message = {"recipe": "bleu.ngram_counts", "kwargs": {"tokens": ["a", "b"], "n": 2}, "more": (1, 2.5, None, b"x"),
+           "kept": OrderedDict(a={1, 2}), "big": 2 ** 70}
+assert decode(encode(message)[8:]) == message
+print("torch" in sys.modules)
+"""
+
+
+def test_plain_data_crosses_without_importing_torch():
+    """A worker whose part sends plain data (recipes.WITHOUT_TORCH) never imports torch for its messages."""
+    import subprocess
+    import sys
+
+    ran = subprocess.run([sys.executable, "-c", PLAIN_ROUND_TRIP], capture_output=True, text=True, check=True)
+    assert ran.stdout.strip() == "False"

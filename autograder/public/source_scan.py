@@ -17,8 +17,8 @@ from autograder.worker.forbidden import FUNCTION_NAMES, OPS
 
 # Names that reach or switch off the ban's machinery: the worker's modules, torch's switches for function and
 # dispatch modes, and the private torch namespaces the ban lists one by one.
-MACHINERY = ("forbidden", "ForbiddenOpError", "_RefuseByName", "FUNCTION_NAMES", "DisableTorchFunction",
-             "DisableTorchFunctionSubclass", "_DisableTorchDispatch", "_pop_torch_function_stack",
+MACHINERY = ("forbidden", "ForbiddenOpError", "_refusing_mode", "RefuseByName", "FUNCTION_NAMES",
+             "DisableTorchFunction", "DisableTorchFunctionSubclass", "_DisableTorchDispatch", "_pop_torch_function_stack",
              "_push_on_torch_function_stack", "_set_torch_function_mode", "_unset_dispatch_mode",
              "_pop_mode", "_len_torch_function_stack", "_VariableFunctions", "_VF", "sandbox", "__main__")
 

@@ -13,9 +13,8 @@ reaches; such a module gets no credit from the checks that forbid the op, with a
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
-
-from torch.overrides import TorchFunctionMode
 
 
 class ForbiddenOpError(RuntimeError):
@@ -111,20 +110,26 @@ def bound_references(module, known: dict[int, tuple[str, str]]) -> dict[str, str
     return found
 
 
-class _RefuseByName(TorchFunctionMode):
-    """A torch function mode that raises ForbiddenOpError for the functions and operators of `ops`."""
+@functools.cache
+def _refusing_mode():
+    """The class of a torch function mode that raises ForbiddenOpError for the functions and operators of `ops`
+    (made on first use: a worker whose part forbids nothing never imports torch for it)."""
+    from torch.overrides import TorchFunctionMode
 
-    def __init__(self, ops: tuple[str, ...]):
-        super().__init__()
-        self.op_of = {name: op for op in ops for name in FUNCTION_NAMES[op]}
+    class RefuseByName(TorchFunctionMode):
+        def __init__(self, ops: tuple[str, ...]):
+            super().__init__()
+            self.op_of = {name: op for op in ops for name in FUNCTION_NAMES[op]}
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        name = getattr(func, "__name__", "").split(".")[0]
-        op = self.op_of.get(name)
-        if op is not None:
-            raise ForbiddenOpError(f"{READABLE[op]} is the reference this check compares against; "
-                                   f"it cannot be used inside the checked function ({name} was called)")
-        return func(*args, **(kwargs or {}))
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            name = getattr(func, "__name__", "").split(".")[0]
+            op = self.op_of.get(name)
+            if op is not None:
+                raise ForbiddenOpError(f"{READABLE[op]} is the reference this check compares against; "
+                                       f"it cannot be used inside the checked function ({name} was called)")
+            return func(*args, **(kwargs or {}))
+
+    return RefuseByName
 
 
 @contextlib.contextmanager
@@ -146,7 +151,7 @@ def forbid(*ops: str):
                         saved.append((owner, attr, original))
                 except (ImportError, AttributeError, TypeError):  # a builtin type that refuses new attributes
                     continue
-        with _RefuseByName(ops):
+        with _refusing_mode()(ops):
             yield
     finally:
         for owner, attr, original in reversed(saved):

@@ -3,7 +3,8 @@
 Started by autograder.public.client from a copy of the code it needs (isolation.build_runtime), one process per
 part: the zygote. Before any student code exists it limits its own resources (an unprivileged process cannot raise
 them back), installs its seccomp filter, makes itself not dumpable (its /proc files are then root's: no process of
-its user can read or write its memory or take its descriptors) and imports torch and the part's recipes, once.
+its user can read or write its memory or take its descriptors) and imports the part's recipes and torch (not for a
+part whose messages are plain data: preload), once.
 Then it serves the grader's control socket: a request `{"fork": WORK}` carries two pipe descriptors and starts a
 worker, a forked child that keeps only those two pipes, becomes dumpable again, enters WORK and serves; until then the
 zygote runs no student code and never holds a reference's source. `{"become": WORK}`, with two pipes too, makes the
@@ -128,7 +129,7 @@ def sanitize(obj, depth: int = 0):
     """Plain data only: tensors (detached, on the CPU, strided, of a dtype a message carries), numbers, strings, None,
     lists, tuples, dicts.
     Anything else becomes {"__unsupported__": type name}, which the grader reports as a wrong type."""
-    import torch
+    torch = sys.modules.get("torch")   # no tensor exists before something imports torch
 
     if depth > 20:
         return {"__unsupported__": "a structure nested too deeply"}
@@ -143,7 +144,7 @@ def sanitize(obj, depth: int = 0):
         return float.__float__(obj)
     if isinstance(obj, str):
         return str.__str__(obj)
-    if isinstance(obj, torch.Tensor):
+    if torch is not None and isinstance(obj, torch.Tensor):
         from autograder.worker.protocol import unsendable
 
         tensor = obj.detach().cpu().clone()
@@ -188,7 +189,6 @@ def serve(module: str, requests: int, replies: int) -> None:
     from autograder.worker import protocol
     from autograder.worker.forbidden import ForbiddenOpError, bound_references, forbid, originals
     from autograder.worker.memory import release_memory
-    from shared.training import seed_everything
 
     start = protocol.receive(requests)
     references = install_references(start["references"])  # the source text is not kept
@@ -197,7 +197,9 @@ def serve(module: str, requests: int, replies: int) -> None:
     recipes.REFERENCES.update(references)
     registry = recipes.load(module)
     sys.stdout, sys.stderr = CappedStream(sys.stdout), CappedStream(sys.stderr)
-    known = originals()
+    # The reference ops as torch defines them, taken before the student's module can touch them; only a part that
+    # forbids one needs them (resolving them imports torch).
+    known = originals() if any(fn.forbid for fn in registry.values()) else {}
     try:
         student = import_student(module, source)
     except BaseException as exc:  # noqa: BLE001 (a syntax error, an exception at import, even SystemExit)
@@ -220,7 +222,7 @@ def serve(module: str, requests: int, replies: int) -> None:
             continue
         started = time.perf_counter()
         try:
-            seed_everything(0)  # every call starts from the same state of Python's, NumPy's and torch's generators
+            seed_generators(0)  # every call starts from the same state of Python's, NumPy's and torch's generators
             held = [op for op in fn.forbid if op in bound]
             if held:
                 raise ForbiddenOpError(f"your module holds the reference this check compares against "
@@ -237,21 +239,42 @@ def serve(module: str, requests: int, replies: int) -> None:
 
 
 def preload(module: str) -> None:
-    """Import what every worker of the part imports before student code runs, once, in the zygote."""
-    import torch
+    """Import what every worker of the part imports before student code runs, once, in the zygote: the worker's own
+    modules, torch (set up as every worker uses it) and the part's recipes. A part whose recipes take and return plain
+    data (recipes.WITHOUT_TORCH: BLEU) skips torch, about 2 CPU s and 150 MB a part; its student's module may still
+    import torch itself, and then runs it as every worker does: one thread (OMP_NUM_THREADS, set by the grader's
+    client for every worker), its generator seeded before each call (seed_generators)."""
+    import numpy  # noqa: F401 (every call seeds its generator, seed_generators)
 
     from autograder.worker import forbidden, memory, protocol, recipes  # noqa: F401
-    from autograder.worker.lazy_dynamo import defer_dynamo_import
-    from shared import training  # noqa: F401
 
-    defer_dynamo_import()   # the optimizers' import of torch._dynamo, 2.5 CPU s in every training worker
+    if module not in recipes.WITHOUT_TORCH:
+        import torch
 
-    torch.set_num_threads(1)   # before any fork: a forked child must not inherit a thread pool
+        from autograder.worker.lazy_dynamo import defer_dynamo_import
+        from shared import training  # noqa: F401
+
+        defer_dynamo_import()   # the optimizers' import of torch._dynamo, 2.5 CPU s in every training worker
+        torch.set_num_threads(1)   # before any fork: a forked child must not inherit a thread pool
     recipes.load(module)
     # What is imported now lives as long as the zygote: out of the collector's reach, so that no collection in a worker
     # writes to (and so copies) the pages it shares with the zygote.
     gc.collect()
     gc.freeze()
+
+
+def seed_generators(seed: int) -> None:
+    """Seed Python's and NumPy's generators, and torch's once anything has imported torch: shared.training's
+    seed_everything, without importing torch into a worker that has none (recipes.WITHOUT_TORCH)."""
+    import random
+
+    import numpy as np
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(seed)
 
 
 REQUESTS, REPLIES = 3, 4   # a worker's two pipes: the grader's requests, its replies

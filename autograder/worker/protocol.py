@@ -18,19 +18,26 @@ makes a view of it, and only then puts the tensors in place of their references.
 It replaced `torch.save` and a weights-only `torch.load` (same guarantees, read by a slower, general parser): a grade
 sends about 5,800 messages, which took 3.6 CPU s to write and read that way and take 0.6 s this way
 (docs/grader.md).
+
+torch is imported only for a message that holds a tensor or names a torch class: a worker whose part sends plain data
+(Part 3, BLEU) writes and reads its messages without ever importing it (autograder.worker.main.preload).
 """
 from __future__ import annotations
 
+import functools
 import io
 import math
 import os
 import pickle
 import select
 import struct
+import sys
 import time
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 HEADER = struct.Struct("!Q")
 MAX_MESSAGE = 512 * 1024 * 1024
@@ -49,13 +56,32 @@ class TensorRef(int):
     __slots__ = ()
 
 
-DTYPES = {str(d).removeprefix("torch."): d for d in (
-    torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64, torch.complex128,
-    torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool)}
-_DTYPE_NAMES = {d: name for name, d in DTYPES.items()}
-_STRUCTURE_GLOBALS = {(TensorRef.__module__, TensorRef.__qualname__): TensorRef,   # the name pickle writes for it
-                      ("collections", "OrderedDict"): OrderedDict, ("torch", "Size"): torch.Size,
-                      **{("torch", name): d for name, d in DTYPES.items()}}
+DTYPE_NAMES = ("float32", "float64", "float16", "bfloat16", "complex64", "complex128",
+               "int64", "int32", "int16", "int8", "uint8", "bool")   # the dtypes a message carries
+# The names a message's structure may use, but torch's (torch_globals).
+_PLAIN_GLOBALS = {(TensorRef.__module__, TensorRef.__qualname__): TensorRef,   # the name pickle writes for it
+                  ("collections", "OrderedDict"): OrderedDict}
+
+
+@functools.cache
+def dtypes() -> dict[str, torch.dtype]:
+    """The dtypes a message carries, by name (imports torch)."""
+    import torch
+
+    return {name: getattr(torch, name) for name in DTYPE_NAMES}
+
+
+@functools.cache
+def _dtype_names() -> dict[torch.dtype, str]:
+    return {d: name for name, d in dtypes().items()}
+
+
+@functools.cache
+def torch_globals() -> dict[tuple[str, str], object]:
+    """The torch names a message's structure may use: torch.Size and the dtypes (imports torch)."""
+    import torch
+
+    return {("torch", "Size"): torch.Size, **{("torch", name): d for name, d in dtypes().items()}}
 
 
 class ChannelClosed(EOFError):
@@ -79,11 +105,13 @@ def clean(text: str, limit: int) -> str:
 def unsendable(tensor: torch.Tensor) -> str | None:
     """Why `tensor` cannot cross in a message (a sparse, quantized or GPU tensor: the worker sends it as unsupported),
     or None."""
+    import torch
+
     if tensor.layout != torch.strided:
         return f"a {str(tensor.layout).removeprefix('torch.')} tensor"
     if tensor.device.type != "cpu":
         return f"a tensor on {tensor.device}"
-    if tensor.dtype not in _DTYPE_NAMES:
+    if tensor.dtype not in _dtype_names():
         return f"a tensor of {tensor.dtype}"
     return None
 
@@ -98,7 +126,8 @@ class _Pickler(pickle.Pickler):
         self._storage_of: dict[tuple[int, int], int] = {}
 
     def reducer_override(self, obj):
-        if not isinstance(obj, torch.Tensor):
+        torch = sys.modules.get("torch")   # no tensor exists before something imports torch
+        if torch is None or not isinstance(obj, torch.Tensor):
             return NotImplemented
         why = unsendable(obj)
         if why is not None:
@@ -109,7 +138,7 @@ class _Pickler(pickle.Pickler):
         if key not in self._storage_of:
             self._storage_of[key] = len(self.storages)
             self.storages.append(torch.empty(0, dtype=torch.uint8).set_(storage).numpy().tobytes())
-        self.rows.append((_DTYPE_NAMES[tensor.dtype], tuple(tensor.shape), tuple(tensor.stride()),
+        self.rows.append((_dtype_names()[tensor.dtype], tuple(tensor.shape), tuple(tensor.stride()),
                           tensor.storage_offset(), bool(obj.requires_grad), self._storage_of[key]))
         return TensorRef, (len(self.rows) - 1,)
 
@@ -135,10 +164,11 @@ class _Structure(pickle.Unpickler):
     refers = False   # whether the structure asked for TensorRef (else it holds no reference to resolve)
 
     def find_class(self, module, name):
-        try:
-            found = _STRUCTURE_GLOBALS[(module, name)]
-        except (KeyError, TypeError):
-            raise MalformedMessage(f"a message may not name {module}.{name}") from None
+        found = _PLAIN_GLOBALS.get((module, name))
+        if found is None and module == "torch":   # torch is imported only for a message that names it
+            found = torch_globals().get((module, name))
+        if found is None:
+            raise MalformedMessage(f"a message may not name {module}.{name}")
         self.refers = self.refers or found is TensorRef
         return found
 
@@ -152,10 +182,12 @@ def _extents(values, what: str) -> tuple[int, ...]:
 
 def _tensor(row, storages: list[torch.Tensor]) -> torch.Tensor:
     """The tensor a row of the table describes, a view of its storage, after checking that it lies within it."""
+    import torch
+
     if type(row) is not tuple or len(row) != 6:
         raise MalformedMessage("a tensor's row is not (dtype, size, stride, offset, requires_grad, storage)")
     name, size, stride, offset, requires_grad, index = row
-    dtype = DTYPES.get(name) if type(name) is str else None
+    dtype = dtypes().get(name) if type(name) is str else None
     if dtype is None:
         raise MalformedMessage(f"a tensor of an unknown dtype ({name!r})")
     size, stride = _extents(size, "size"), _extents(stride, "stride")
@@ -222,10 +254,14 @@ def _decode(payload: bytes):
     if type(rows) is not list or type(blobs) is not list or type(structure) is not bytes \
             or not all(type(b) is bytes for b in blobs):
         raise MalformedMessage("not a message of this format")
-    # Not resizable (frombuffer's): a view beyond its storage would be refused by torch too.
-    storages = [torch.frombuffer(bytearray(b), dtype=torch.uint8) if b else torch.empty(0, dtype=torch.uint8)
-                for b in blobs]
-    tensors = [_tensor(row, storages) for row in rows]
+    tensors = []
+    if rows or blobs:
+        import torch
+
+        # Not resizable (frombuffer's): a view beyond its storage would be refused by torch too.
+        storages = [torch.frombuffer(bytearray(b), dtype=torch.uint8) if b else torch.empty(0, dtype=torch.uint8)
+                    for b in blobs]
+        tensors = [_tensor(row, storages) for row in rows]
     unpickler = _Structure(io.BytesIO(structure))
     obj = unpickler.load()
     return _resolve(obj, tensors, {}) if unpickler.refers else obj

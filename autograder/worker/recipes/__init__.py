@@ -18,6 +18,9 @@ RECIPES: dict[str, Callable] = {}
 _report_progress: Callable[..., bool] | None = None
 # The reference modules of earlier parts this worker was sent (autograder.worker.main.install_references).
 REFERENCES: dict[str, types.ModuleType] = {}
+# Parts whose recipes import no torch and send and receive plain data: their workers never import torch unless the
+# student's module does (autograder.worker.main.preload), which spares each such part torch's import.
+WITHOUT_TORCH = frozenset({"bleu"})
 
 
 def recipe(name: str | None = None, forbid: tuple[str, ...] = ()):
