@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import pickle
+import subprocess
+import sys
 from collections import OrderedDict
 from pathlib import Path
 
@@ -193,7 +195,8 @@ def test_a_pickle_cannot_set_the_state_of_a_tensor():
 
     class TensorsInPlace(pickle.Unpickler):   # a reader that made the tensors while it read the structure
         def find_class(self, module, name):
-            return InPlace if name == "TensorRef" else {**protocol._PLAIN_GLOBALS, **protocol.torch_globals()}[module, name]
+            allowed = {**protocol._PLAIN_GLOBALS, **protocol.torch_globals()}
+            return InPlace if name == "TensorRef" else allowed[module, name]
     swapped = TensorsInPlace(io.BytesIO(structure)).load()
     assert swapped.tolist() == [3.0, 4.0], "the attack does not work: this test would not notice such a reader"
     with pytest.raises(MalformedMessage):
@@ -269,7 +272,6 @@ def test_an_outer_tuple_of_another_shape_is_refused(outer):
         decode(pickle.dumps(outer, protocol=5))
 
 
-
 PLAIN_ROUND_TRIP = """
 import sys
 from collections import OrderedDict
@@ -285,8 +287,5 @@ print("torch" in sys.modules)
 
 def test_plain_data_crosses_without_importing_torch():
     """A worker whose part sends plain data (recipes.WITHOUT_TORCH) never imports torch for its messages."""
-    import subprocess
-    import sys
-
     ran = subprocess.run([sys.executable, "-c", PLAIN_ROUND_TRIP], capture_output=True, text=True, check=True)
     assert ran.stdout.strip() == "False"
