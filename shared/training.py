@@ -6,21 +6,14 @@ model with its own REINFORCE term. Runs are deterministic for a given seed and t
 """
 from __future__ import annotations
 
-import random
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-import numpy as np
 import torch
 from torch import nn
 
-
-def seed_everything(seed: int) -> None:
-    """Seed Python, NumPy and torch (all devices)."""
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
+from shared.seeding import seed_everything   # the parts import it from here too
 
 
 @dataclass

@@ -189,6 +189,7 @@ def serve(module: str, requests: int, replies: int) -> None:
     from autograder.worker import protocol
     from autograder.worker.forbidden import ForbiddenOpError, bound_references, forbid, originals
     from autograder.worker.memory import release_memory
+    from shared.seeding import seed_everything
 
     start = protocol.receive(requests)
     references = install_references(start["references"])  # the source text is not kept
@@ -222,7 +223,7 @@ def serve(module: str, requests: int, replies: int) -> None:
             continue
         started = time.perf_counter()
         try:
-            seed_generators(0)  # every call starts from the same state of Python's, NumPy's and torch's generators
+            seed_everything(0)  # every call starts from the same state of Python's, NumPy's and torch's generators
             held = [op for op in fn.forbid if op in bound]
             if held:
                 raise ForbiddenOpError(f"your module holds the reference this check compares against "
@@ -243,10 +244,9 @@ def preload(module: str) -> None:
     modules, torch (set up as every worker uses it) and the part's recipes. A part whose recipes take and return plain
     data (recipes.WITHOUT_TORCH: BLEU) skips torch, about 2 CPU s and 150 MB a part; its student's module may still
     import torch itself, and then runs it as every worker does: one thread (OMP_NUM_THREADS, set by the grader's
-    client for every worker), its generator seeded before each call (seed_generators)."""
-    import numpy  # noqa: F401 (every call seeds its generator, seed_generators)
-
+    client for every worker), its generator seeded before each call (shared.seeding)."""
     from autograder.worker import forbidden, memory, protocol, recipes  # noqa: F401
+    from shared import seeding  # noqa: F401 (every call seeds Python's, NumPy's and torch's generators)
 
     if module not in recipes.WITHOUT_TORCH:
         import torch
@@ -261,20 +261,6 @@ def preload(module: str) -> None:
     # writes to (and so copies) the pages it shares with the zygote.
     gc.collect()
     gc.freeze()
-
-
-def seed_generators(seed: int) -> None:
-    """Seed Python's and NumPy's generators, and torch's once anything has imported torch: shared.training's
-    seed_everything, without importing torch into a worker that has none (recipes.WITHOUT_TORCH)."""
-    import random
-
-    import numpy as np
-
-    random.seed(seed)
-    np.random.seed(seed)
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.manual_seed(seed)
 
 
 REQUESTS, REPLIES = 3, 4   # a worker's two pipes: the grader's requests, its replies
