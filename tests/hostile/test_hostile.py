@@ -557,6 +557,17 @@ def test_A9_a_tensor_subclass_arrives_as_a_plain_tensor(tmp_path):
     assert graded.total("bleu") == points("bleu", FIRST)
 
 
+
+def test_A38_a_fake_torch_in_sys_modules_costs_only_its_own_part(tmp_path):
+    """Part 3's worker imports no torch and asks sys.modules whether anything has: a module registered as torch by the
+    student's code reaches the worker's seeding and its replies, and so fails every call of its own part, nothing
+    else."""
+    graded = run_grade(build("A38_fake_torch", tmp_path / "sub", also=("decoding",)), ("bleu", "decoding"))
+    assert_contained(graded, within=2 * BOUND)
+    assert "seeding refused" in graded.result(FIRST).output, graded.result(FIRST).output
+    assert graded.total("bleu")[0] == 0
+    assert graded.full_marks("decoding")
+
 def test_A10_hidden_files_are_unreadable(tmp_path):
     user_switch("A10 (reading root-only files)")
     graded = run_grade(build("A10_read_hidden_files", tmp_path / "sub", REPO=ROOT), ("bleu",))
