@@ -16,6 +16,7 @@ from __future__ import annotations
 import fcntl
 import functools
 import os
+import platform
 import pwd
 import shutil
 import signal
@@ -146,8 +147,93 @@ def detect() -> Isolation:
 # A PID namespace of the worker's own, with /proc mounted for it (so /proc lists its processes only). `--fork`: the
 # namespace's first process is a child of unshare; `--kill-child`: it dies with unshare.
 PID_NAMESPACE = ["--pid", "--fork", "--kill-child", "--mount-proc"]
-# What a worker must be able to do in a candidate isolation: start this Python and import torch.
-PROBE = [sys.executable, "-I", "-c", "import torch"]
+# What a worker must be able to do in a candidate isolation: start this Python, find the same torch and every
+# standard-library module `import torch` loads here (standard_modules), and read every file of the installed packages
+# that import loads here and list their folders (installed_files). Importing torch would prove the same for 1.5 to 2
+# CPU s a grade; each part's zygote imports it anyway. The probe prints the version and prefix of the Python it ran: a
+# sandbox user who cannot read this interpreter's own folder (pyenv's, under a 0700 /root) starts another Python of
+# the same name with this environment's packages, which the isolation note then names (python_note).
+PROBE_PROGRAM = """\
+import importlib.util, os, sys
+origin, standard, paths = sys.argv[1], sys.argv[2].split(","), sys.argv[3:]
+spec = importlib.util.find_spec("torch")
+if spec is None or spec.origin != origin:
+    sys.exit(f"torch is at {spec and spec.origin}, not {origin}")
+missing = [name for name in standard if importlib.util.find_spec(name) is None]
+if missing:
+    sys.exit(f"this Python has no {missing}")
+unreadable = [p for p in paths if not os.access(p, os.R_OK | (os.X_OK if os.path.isdir(p) else 0))]
+if unreadable:
+    sys.exit(f"{len(unreadable)} installed files or folders cannot be read, such as {unreadable[0]}")
+print(sys.version.split()[0], sys.base_prefix)
+"""
+
+
+def installed_files() -> list[str]:
+    """The files of installed packages (site-packages) that `import torch` loads in this process, modules and the
+    native libraries they map, with every folder from site-packages down to them: what a worker's imports must read.
+    Never the oracle packages' (protect_hidden makes them root's alone)."""
+    import sysconfig
+
+    import torch  # noqa: F401 (a grader imports it anyway; its modules are what is listed)
+
+    roots = {os.path.realpath(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")}
+    excluded = [os.path.realpath(p) for p in oracle_folders()]
+    loaded = {getattr(module, "__file__", None) for module in list(sys.modules.values())}
+    with open("/proc/self/maps") as maps:   # the native libraries: "address perms offset dev inode path"
+        loaded |= {fields[5].strip() for fields in (line.split(maxsplit=5) for line in maps) if len(fields) == 6}
+    paths = set()
+    for name in loaded:
+        if not isinstance(name, str) or not name.startswith("/") or name.endswith(" (deleted)"):
+            continue
+        path = os.path.realpath(name)
+        root = next((r for r in roots if path.startswith(r + os.sep)), None)
+        if root is None or any(path == e or path.startswith(e + os.sep) for e in excluded):
+            continue
+        paths.add(path)
+        folder = os.path.dirname(path)
+        while len(folder) >= len(root):
+            paths.add(folder)
+            folder = os.path.dirname(folder)
+    return sorted(paths)
+
+
+def standard_modules() -> list[str]:
+    """The top-level standard-library modules this process has loaded (`import torch` among what loaded them):
+    another Python that a worker may run (python_note) must have each."""
+    import torch  # noqa: F401
+
+    return sorted(name for name in list(sys.modules) if name in sys.stdlib_module_names and name != "__main__")
+
+
+def probe_command() -> list[str]:
+    """The probe's command line (PROBE_PROGRAM)."""
+    import importlib.util
+
+    return [sys.executable, "-I", "-c", PROBE_PROGRAM, importlib.util.find_spec("torch").origin,
+            ",".join(standard_modules()), *installed_files()]
+
+
+def probe(prefix: list[str], command: list[str] | None = None) -> str | None:
+    """Run the probe (`command`, by default probe_command()) behind `prefix`: the version and prefix of the Python a
+    worker would run ("3.11.7 /usr"), or None if it cannot run this Python or read the packages."""
+    try:
+        done = subprocess.run(prefix + (command or probe_command()), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+
+
+def python_note(found: str) -> str:
+    """"" when the probe ran this very Python; else what a TA should know, for the isolation note."""
+    version, _, prefix = found.partition(" ")
+    if version == platform.python_version() and prefix == sys.base_prefix:
+        return ""
+    return (f"; the worker runs Python {version} of {prefix}, not this {platform.python_version()} of {sys.base_prefix} "
+            "(the sandbox user cannot read the interpreter's folder: install Python where other users can)")
+
+
 # The worker's program starts with no capability: an empty bounding set (so not even root regains one through a
 # program it runs), no inheritable ones, no_new_privs.
 NO_CAPABILITIES = ["setpriv", "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
@@ -179,7 +265,8 @@ def _detect(pid: int) -> Isolation:
         # The worker keeps no capability (none now, none through a setuid or file-capability program later).
         switch = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", "--no-new-privs",
                   "--inh-caps=-all", "--bounding-set=-all", "--"]
-        if shutil.which("setpriv") and _run_quietly(net + switch + PROBE):
+        found = probe(net + switch) if shutil.which("setpriv") else None
+        if found:
             protect_hidden()
             become_subreaper()
             where = "no network (namespace)" if net else "no namespaces (no CAP_SYS_ADMIN): sockets refused by seccomp"
@@ -187,10 +274,10 @@ def _detect(pid: int) -> Isolation:
             return Isolation("user", user.pw_uid, user.pw_gid, bool(net), tuple(net + switch),
                              private_tmp=PRIVATE_TMP in net, pid_namespace=pids,
                              note=f"isolation: worker runs as {user.pw_name}, no capabilities, {where}; "
-                                  f"{_capabilities()}")
+                                  f"{_capabilities()}{python_note(found)}")
         # Without a user to switch to, the worker still runs as root, but with no capability (it reads what root
         # owns, not what other users keep to themselves, and cannot take over the grader's processes).
-        drop = NO_CAPABILITIES if shutil.which("setpriv") and _run_quietly(net + NO_CAPABILITIES + PROBE) else []
+        drop = NO_CAPABILITIES if shutil.which("setpriv") and probe(net + NO_CAPABILITIES) else []
         return Isolation("process", network_namespace=bool(net), prefix=tuple(net + drop),
                          private_tmp=PRIVATE_TMP in net, pid_namespace=pids,
                          note=f"isolation: separate process with limits{', no network' if net else ''}"
@@ -212,7 +299,7 @@ def unprivileged() -> Isolation:
     no_capabilities = NO_CAPABILITIES if shutil.which("setpriv") else []
     for prefix, pids in ((user_net + ["--ipc", "--mount", *PID_NAMESPACE, "--", *no_capabilities], True),
                          (user_net + ["--", *no_capabilities], False)):
-        if shutil.which("unshare") and _run_quietly(prefix + PROBE):
+        if shutil.which("unshare") and probe(prefix):
             return Isolation("process", network_namespace=True, prefix=tuple(prefix), pid_namespace=pids,
                              note="isolation: separate process with limits, no network"
                                   f"{', own PID namespace' if pids else ''} (not root: no user switch)")

@@ -524,3 +524,49 @@ def test_sandbox_users_are_created_at_install_time_never_while_grading(tmp_path,
     assert graded.full_marks("bleu"), graded.describe()
     created = isolation.create_users()                      # what install time does: one user per slot
     assert created == [isolation.slot_user(s) for s in range(isolation.SLOTS)] and len(asked) == isolation.SLOTS
+
+
+def test_the_isolation_probe_refuses_what_a_worker_could_not_import(tmp_path):
+    """detect() starts a candidate isolation with a probe, not an `import torch` (1.5 to 2 CPU s a grade): the probe
+    must find the same torch, every standard-library module that import loads and read every installed file it
+    loads, as the sandbox user. Each thing the sandbox user could not do refuses it; the real list passes, names
+    torch's native libraries, and holds nothing of the oracles (root's alone)."""
+    from autograder.grader import isolation
+
+    found = detect()
+    if found.mode != "user":
+        pytest.skip(f"readability is checked as another user: {found.note}")
+    files = isolation.installed_files()
+    assert any(f.endswith(os.sep + os.path.join("torch", "__init__.py")) for f in files), files[:5]
+    assert any(os.sep + os.path.join("torch", "lib", "libtorch_cpu") in f for f in files), "torch's native library"
+    assert not any(f.startswith(str(o)) for o in isolation.oracle_folders() for f in files)
+    prefix, command = list(found.prefix), isolation.probe_command()
+    version = isolation.probe(prefix, command)
+    assert version and version.split()[0].count(".") == 2, version
+
+    secret = tmp_path / "private.py"
+    secret.write_text("x = 1\n")
+    secret.chmod(0o600)
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    os.chmod(tmp_path, 0o755)
+    origin, standard = command[4], command[5]
+    refused = {"an unreadable file": [*command, str(secret)],
+               "an unsearchable folder": [*command, str(closed)],
+               "a standard module this Python lacks": [*command[:5], standard + ",no_such_standard_module",
+                                                       *command[6:]],
+               "another torch": [*command[:4], origin + "x", *command[5:]]}
+    for what, refused_command in refused.items():
+        assert isolation.probe(prefix, refused_command) is None, f"the probe accepted {what}"
+
+
+def test_the_isolation_note_names_another_python():
+    """A sandbox user who cannot read this interpreter's folder runs another Python of the same name (the probe
+    says which): the note names it; the same Python adds nothing."""
+    import platform
+
+    from autograder.grader.isolation import python_note
+
+    assert python_note(f"{platform.python_version()} {sys.base_prefix}") == ""
+    note = python_note("3.10.99 /opt/other")
+    assert "3.10.99 of /opt/other" in note and platform.python_version() in note, note
