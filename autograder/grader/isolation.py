@@ -180,8 +180,11 @@ def installed_files() -> list[str]:
     roots = {os.path.realpath(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")}
     excluded = [os.path.realpath(p) for p in oracle_folders()]
     loaded = {getattr(module, "__file__", None) for module in list(sys.modules.values())}
-    with open("/proc/self/maps") as maps:   # the native libraries: "address perms offset dev inode path"
-        loaded |= {fields[5].strip() for fields in (line.split(maxsplit=5) for line in maps) if len(fields) == 6}
+    try:
+        with open("/proc/self/maps") as maps:   # the native libraries: "address perms offset dev inode path"
+            loaded |= {fields[5].strip() for fields in (line.split(maxsplit=5) for line in maps) if len(fields) == 6}
+    except OSError:   # no /proc: the modules' own files only (their extension modules among them)
+        pass
     paths = set()
     for name in loaded:
         if not isinstance(name, str) or not name.startswith("/") or name.endswith(" (deleted)"):
