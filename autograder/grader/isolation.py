@@ -155,7 +155,7 @@ PID_NAMESPACE = ["--pid", "--fork", "--kill-child", "--mount-proc"]
 # the same name with this environment's packages, which the isolation note then names (python_note).
 PROBE_PROGRAM = """\
 import importlib.util, os, sys
-origin, standard, paths = sys.argv[1], sys.argv[2].split(","), sys.argv[3:]
+origin, standard, paths = sys.argv[1], sys.argv[2].split(","), sys.stdin.read().splitlines()
 spec = importlib.util.find_spec("torch")
 if spec is None or spec.origin != origin:
     sys.exit(f"torch is at {spec and spec.origin}, not {origin}")
@@ -209,19 +209,29 @@ def standard_modules() -> list[str]:
     return sorted(name for name in list(sys.modules) if name in sys.stdlib_module_names and name != "__main__")
 
 
-def probe_command() -> list[str]:
-    """The probe's command line (PROBE_PROGRAM)."""
+@dataclass(frozen=True)
+class ProbeInputs:
+    """What the probe checks (PROBE_PROGRAM): torch's path, the standard modules by name, the installed paths (sent
+    on its standard input: a list of thousands of paths could outgrow a command line)."""
+    origin: str
+    standard: tuple[str, ...]
+    paths: tuple[str, ...]
+
+
+def probe_inputs() -> ProbeInputs:
+    """The probe's inputs in this process (standard_modules, installed_files)."""
     import importlib.util
 
-    return [sys.executable, "-I", "-c", PROBE_PROGRAM, importlib.util.find_spec("torch").origin,
-            ",".join(standard_modules()), *installed_files()]
+    return ProbeInputs(importlib.util.find_spec("torch").origin, tuple(standard_modules()), tuple(installed_files()))
 
 
-def probe(prefix: list[str], command: list[str] | None = None) -> str | None:
-    """Run the probe (`command`, by default probe_command()) behind `prefix`: the version and prefix of the Python a
+def probe(prefix: list[str], inputs: ProbeInputs | None = None) -> str | None:
+    """Run the probe on `inputs` (by default probe_inputs()) behind `prefix`: the version and prefix of the Python a
     worker would run ("3.11.7 /usr"), or None if it cannot run this Python or read the packages."""
+    inputs = inputs or probe_inputs()
+    command = [sys.executable, "-I", "-c", PROBE_PROGRAM, inputs.origin, ",".join(inputs.standard)]
     try:
-        done = subprocess.run(prefix + (command or probe_command()), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        done = subprocess.run(prefix + command, input="\n".join(inputs.paths), stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return None

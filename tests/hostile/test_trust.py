@@ -540,9 +540,11 @@ def test_the_isolation_probe_refuses_what_a_worker_could_not_import(tmp_path):
     assert any(f.endswith(os.sep + os.path.join("torch", "__init__.py")) for f in files), files[:5]
     assert any(os.sep + os.path.join("torch", "lib", "libtorch_cpu") in f for f in files), "torch's native library"
     assert not any(f.startswith(str(o)) for o in isolation.oracle_folders() for f in files)
-    prefix, command = list(found.prefix), isolation.probe_command()
-    version = isolation.probe(prefix, command)
+    prefix, inputs = list(found.prefix), isolation.probe_inputs()
+    version = isolation.probe(prefix, inputs)
     assert version and version.split()[0].count(".") == 2, version
+    many = dataclasses.replace(inputs, paths=inputs.paths * 40)   # over 2 MB: more than a command line holds
+    assert sum(len(p) + 1 for p in many.paths) > 2 * 1024 ** 2 and isolation.probe(prefix, many) == version
 
     secret = tmp_path / "private.py"
     secret.write_text("x = 1\n")
@@ -550,14 +552,13 @@ def test_the_isolation_probe_refuses_what_a_worker_could_not_import(tmp_path):
     closed = tmp_path / "closed"
     closed.mkdir(mode=0o700)
     os.chmod(tmp_path, 0o755)
-    origin, standard = command[4], command[5]
-    refused = {"an unreadable file": [*command, str(secret)],
-               "an unsearchable folder": [*command, str(closed)],
-               "a standard module this Python lacks": [*command[:5], standard + ",no_such_standard_module",
-                                                       *command[6:]],
-               "another torch": [*command[:4], origin + "x", *command[5:]]}
-    for what, refused_command in refused.items():
-        assert isolation.probe(prefix, refused_command) is None, f"the probe accepted {what}"
+    refused = {"an unreadable file": dataclasses.replace(inputs, paths=(*inputs.paths, str(secret))),
+               "an unsearchable folder": dataclasses.replace(inputs, paths=(*inputs.paths, str(closed))),
+               "a standard module this Python lacks": dataclasses.replace(
+                   inputs, standard=(*inputs.standard, "no_such_standard_module")),
+               "another torch": dataclasses.replace(inputs, origin=inputs.origin + "x")}
+    for what, refused_inputs in refused.items():
+        assert isolation.probe(prefix, refused_inputs) is None, f"the probe accepted {what}"
 
 
 def test_the_isolation_note_names_another_python():
