@@ -172,13 +172,13 @@ print(sys.version.split()[0], sys.base_prefix)
 def installed_files() -> list[str]:
     """The files of installed packages (site-packages) that `import torch` loads in this process, modules and the
     native libraries they map, with every folder from site-packages down to them: what a worker's imports must read.
-    Never the oracle packages' (protect_hidden makes them root's alone)."""
+    Never the oracle packages' or the kit's hidden paths (protect_hidden makes both root's alone)."""
     import sysconfig
 
     import torch  # noqa: F401 (a grader imports it anyway; its modules are what is listed)
 
     roots = {os.path.realpath(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")}
-    excluded = [os.path.realpath(p) for p in oracle_folders()]
+    excluded = [os.path.realpath(p) for p in (*oracle_folders(), *(ROOT / rel for rel in HIDDEN_PATHS))]
     loaded = {getattr(module, "__file__", None) for module in list(sys.modules.values())}
     try:
         with open("/proc/self/maps") as maps:   # the native libraries: "address perms offset dev inode path"

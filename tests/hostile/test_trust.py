@@ -526,6 +526,24 @@ def test_sandbox_users_are_created_at_install_time_never_while_grading(tmp_path,
     assert created == [isolation.slot_user(s) for s in range(isolation.SLOTS)] and len(asked) == isolation.SLOTS
 
 
+def test_the_isolation_probe_never_asks_for_what_is_kept_from_the_sandbox_user(monkeypatch):
+    """installed_files lists no oracle file and nothing under the kit's hidden paths, wherever the kit is installed:
+    protect_hidden makes both root's alone, so a probe that asked for them would refuse the sandbox user. Here the
+    kit is made to look installed in site-packages with torch.nn as a hidden path."""
+    import sysconfig
+
+    from autograder.grader import isolation
+
+    site = Path(os.path.realpath(sysconfig.get_paths()["purelib"]))
+    monkeypatch.setattr(isolation, "ROOT", site)
+    monkeypatch.setattr(isolation, "HIDDEN_PATHS", ("torch/nn",))
+    importlib.import_module("nltk.translate.bleu_score")   # an oracle loaded, as the grader loads it for Part 3
+    files = isolation.installed_files()
+    assert any(f.startswith(str(site / "torch")) for f in files), files[:5]
+    assert not [f for f in files if f == str(site / "torch" / "nn") or f.startswith(str(site / "torch" / "nn") + os.sep)]
+    assert not [f for o in isolation.oracle_folders() for f in files if f.startswith(os.path.realpath(o))]
+
+
 def test_the_isolation_probe_refuses_what_a_worker_could_not_import(tmp_path):
     """detect() starts a candidate isolation with a probe, not an `import torch` (1.5 to 2 CPU s a grade): the probe
     must find the same torch, every standard-library module that import loads and read every installed file it
@@ -539,7 +557,6 @@ def test_the_isolation_probe_refuses_what_a_worker_could_not_import(tmp_path):
     files = isolation.installed_files()
     assert any(f.endswith(os.sep + os.path.join("torch", "__init__.py")) for f in files), files[:5]
     assert any(os.sep + os.path.join("torch", "lib", "libtorch_cpu") in f for f in files), "torch's native library"
-    assert not any(f.startswith(str(o)) for o in isolation.oracle_folders() for f in files)
     prefix, inputs = list(found.prefix), isolation.probe_inputs()
     version = isolation.probe(prefix, inputs)
     assert version and version.split()[0].count(".") == 2, version
