@@ -175,8 +175,6 @@ def installed_files() -> list[str]:
     Never the oracle packages' or the kit's hidden paths (protect_hidden makes both root's alone)."""
     import sysconfig
 
-    import torch  # noqa: F401 (a grader imports it anyway; its modules are what is listed)
-
     roots = {os.path.realpath(sysconfig.get_paths()[key]) for key in ("purelib", "platlib")}
     excluded = [os.path.realpath(p) for p in (*oracle_folders(), *(ROOT / rel for rel in HIDDEN_PATHS))]
     loaded = {getattr(module, "__file__", None) for module in list(sys.modules.values())}
@@ -204,8 +202,6 @@ def installed_files() -> list[str]:
 def standard_modules() -> list[str]:
     """The top-level standard-library modules this process has loaded (`import torch` among what loaded them):
     another Python that a worker may run (python_note) must have each."""
-    import torch  # noqa: F401
-
     return sorted(name for name in list(sys.modules) if name in sys.stdlib_module_names and name != "__main__")
 
 
@@ -218,9 +214,13 @@ class ProbeInputs:
     paths: tuple[str, ...]
 
 
+@functools.lru_cache(maxsize=1)
 def probe_inputs() -> ProbeInputs:
-    """The probe's inputs in this process (standard_modules, installed_files)."""
+    """The probe's inputs, once per process (detect() may try several isolations): standard_modules and
+    installed_files once this process has imported torch."""
     import importlib.util
+
+    import torch  # noqa: F401 (a grader imports it anyway; what it loads is what is listed)
 
     return ProbeInputs(importlib.util.find_spec("torch").origin, tuple(standard_modules()), tuple(installed_files()))
 
