@@ -8,7 +8,10 @@
                                          # exit status 1 when a check fails
     python -m autograder demo [--json PATH] [--report PATH.html]   # grade the bundled, partly correct sample
     python -m autograder batch SUBMISSIONS --out DIR [--jobs N | --scheduler ADDRESS] [--part MODULE ...] [--force]
-                               [--reports]   # a whole class, for TAs (docs/batch.md)
+                               [--reports] [--gradebook canvas|long] [--similarity]
+                                         # a whole class, for TAs (docs/batch.md, docs/ta.md)
+    python -m autograder gradebook DIR --format canvas|long --out FILE [--submissions SUBMISSIONS]
+                                         # a batch's grades as Canvas's gradebook import or one row per check
     python -m autograder reference-curves   # re-measure the reference's training curves the reports draw
     python -m autograder gradescope-zip --out autograder.zip [--seed N | --new-seed]
     python -m autograder gradescope-run [--root /autograder]   # inside Gradescope's container
@@ -19,6 +22,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from autograder.grader.gradebook import DEFAULT_ASSIGNMENT, FORMATS
 from shared.parts import MODULES
 
 
@@ -119,7 +123,27 @@ def batch(args) -> int:
           f"wrote {args.out / 'grades.csv'} (maxima: grades-maxima.csv), {args.out / 'histograms.png'} and "
           f"{args.out / 'summary.html'} (staff only: it links each submission's staff view)"
           + (f" and a report.html per submission in {args.out}" if args.reports else ""))
+    if args.gradebook:
+        path = _write_gradebook(args.out, args.gradebook, args.out / f"gradebook-{args.gradebook}.csv",
+                                args.submissions)
+        print(f"wrote {path} (staff only: names and grades)")
     return 0
+
+
+def gradebook(args) -> int:
+    """A batch's grades in a gradebook's format: Canvas's import, or one row per student and check."""
+    path = _write_gradebook(args.dir, args.format, args.out, args.submissions, args.assignment, args.assignment_id)
+    print(f"wrote {path} (staff only: names and grades)")
+    return 0
+
+
+def _write_gradebook(out: Path, fmt: str, path: Path, submissions: Path | None, *names) -> Path:
+    from autograder.grader.gradebook import GradebookError, write
+
+    try:
+        return write(out, fmt, path, submissions, *names)
+    except GradebookError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def gradescope_zip(args) -> int:
@@ -212,7 +236,20 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--force", action="store_true", help="regrade submissions that already have results")
     b.add_argument("--reports", action="store_true", help="also write DIR/<id>/report.html, the feedback report of "
                    "each submission")
+    b.add_argument("--gradebook", choices=FORMATS, help="also write DIR/gradebook-<format>.csv: Canvas's gradebook "
+                   "import (keyed by submission_metadata.yml's emails and student ids) or one row per check")
     b.set_defaults(handler=batch)
+    gb = sub.add_parser("gradebook", help="export a batch's grades for a gradebook (Canvas import, or long format)")
+    gb.add_argument("dir", type=Path, metavar="DIR", help="the output folder of `batch`")
+    gb.add_argument("--format", choices=FORMATS, required=True, help="canvas: Canvas's gradebook import CSV; long: "
+                    "one row per student and check")
+    gb.add_argument("--out", type=Path, required=True, help="the CSV file to write")
+    gb.add_argument("--submissions", type=Path, help="the folder the batch graded: its submission_metadata.yml "
+                    "(Gradescope's export) gives each student's email and student id")
+    gb.add_argument("--assignment", default=DEFAULT_ASSIGNMENT, help="canvas: the assignment's name in Canvas")
+    gb.add_argument("--assignment-id", help="canvas: the assignment's id in Canvas (the number in its address); "
+                    "without it Canvas creates a new assignment")
+    gb.set_defaults(handler=gradebook)
     z = sub.add_parser("gradescope-zip", help="build the Gradescope autograder zip")
     z.add_argument("--out", type=Path, default=Path("autograder.zip"))
     seed = z.add_mutually_exclusive_group()
