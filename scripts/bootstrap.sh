@@ -23,7 +23,7 @@ if ! "$VENV_PY" -c "import torch" >/dev/null 2>&1; then
         "$VENV_PY" -m pip install --quiet "torch==$TORCH_VERSION"
     fi
 fi
-"$VENV_PY" -m pip install --quiet -e ".[oracles,notebooks,test,cluster]"
+"$VENV_PY" -m pip install --quiet -e ".[oracles,notebooks,test,cluster,staff]"
 # As root, the unprivileged users that grading runs student code as (created here, never while grading).
 if [ "$(id -u)" = 0 ]; then
     "$VENV_PY" -m autograder.grader.isolation

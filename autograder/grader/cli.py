@@ -12,6 +12,8 @@
                                          # a whole class, for TAs (docs/batch.md, docs/ta.md)
     python -m autograder gradebook DIR --format canvas|long --out FILE [--submissions SUBMISSIONS]
                                          # a batch's grades as Canvas's gradebook import or one row per check
+    python -m autograder similarity SUBMISSIONS --out DIR [--threshold 0.5]
+                                         # which submissions share code, per part (staff only)
     python -m autograder reference-curves   # re-measure the reference's training curves the reports draw
     python -m autograder gradescope-zip --out autograder.zip [--seed N | --new-seed]
     python -m autograder gradescope-run [--root /autograder]   # inside Gradescope's container
@@ -114,6 +116,8 @@ def batch(args) -> int:
 
     if args.jobs < 1:
         raise UsageError(f"--jobs: expected a whole number >= 1, got {args.jobs}")
+    if args.similarity:   # first, so that the summary the batch writes links the report
+        similarity(args)
     try:
         rows = batch_grading.run(args.submissions, args.out, jobs=args.jobs, force=args.force, reports=args.reports,
                                  parts=tuple(args.part) if args.part else None, scheduler=args.scheduler)
@@ -127,6 +131,24 @@ def batch(args) -> int:
         path = _write_gradebook(args.out, args.gradebook, args.out / f"gradebook-{args.gradebook}.csv",
                                 args.submissions)
         print(f"wrote {path} (staff only: names and grades)")
+    return 0
+
+
+def similarity(args) -> int:
+    """Per part, the pairwise similarity of the submitted modules (the stubs' code removed): DIR/similarity.html
+    and DIR/similarity.csv, staff only; a summary.html already in DIR is written again to link them."""
+    from autograder.grader import similarity as similar
+    from autograder.grader.intake import IntakeError
+
+    threshold = getattr(args, "threshold", similar.THRESHOLD)
+    try:
+        pairs = similar.write(args.submissions, args.out, threshold)
+        similar.link_from_summary(args.submissions, args.out)
+    except (IntakeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    flagged = sum(p.score >= threshold for p in pairs)
+    print(f"compared {len(pairs)} pairs of modules, {flagged} at or above {threshold:.0%}; wrote "
+          f"{args.out / similar.REPORT} and {args.out / similar.TABLE} (staff only: they name students)")
     return 0
 
 
@@ -238,7 +260,18 @@ def parser() -> argparse.ArgumentParser:
                    "each submission")
     b.add_argument("--gradebook", choices=FORMATS, help="also write DIR/gradebook-<format>.csv: Canvas's gradebook "
                    "import (keyed by submission_metadata.yml's emails and student ids) or one row per check")
+    b.add_argument("--similarity", action="store_true", help="also write DIR/similarity.html and .csv: which "
+                   "submissions share code, per part, the stubs' code removed (staff only)")
     b.set_defaults(handler=batch)
+    sim = sub.add_parser("similarity", help="which submissions share code: per part, pairwise, the stubs' code "
+                         "removed (an HTML report and a CSV, staff only)")
+    sim.add_argument("submissions", type=Path, help="what `batch` grades: a Gradescope export or a folder of "
+                     "student folders or zips")
+    sim.add_argument("--out", type=Path, required=True, help="the batch's output folder (its summary.html links "
+                     "the report)")
+    sim.add_argument("--threshold", type=float, default=0.5, help="the report shows pairs scoring at least this "
+                     "share of a module's own code found in the other (default 0.5); the CSV has every pair")
+    sim.set_defaults(handler=similarity)
     gb = sub.add_parser("gradebook", help="export a batch's grades for a gradebook (Canvas import, or long format)")
     gb.add_argument("dir", type=Path, metavar="DIR", help="the output folder of `batch`")
     gb.add_argument("--format", choices=FORMATS, required=True, help="canvas: Canvas's gradebook import CSV; long: "

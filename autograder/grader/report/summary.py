@@ -1,6 +1,7 @@
 """The batch summary for TAs (`python -m autograder batch` writes DIR/summary.html): the score distribution of
 every part, the checks failed most often, and every submission with its totals (linked to its feedback report
-when `--reports` wrote one, and to its staff view, staff/<id>.txt: each failed check's case and traceback). Built
+when `--reports` wrote one, and to its staff view, staff/<id>.txt: each failed check's case and traceback), and a
+link to the similarity report where `similarity` wrote one (autograder/grader/similarity.py). Built
 from the results.json files, so a resumed batch summarises every submission.
 Staff-only: it names every student."""
 from __future__ import annotations
@@ -20,6 +21,7 @@ from autograder.grader.report.html import meter, page, points
 from shared.parts import PARTS
 
 TOP_FAILED = 15
+SIMILARITY_REPORT = "similarity.html"   # autograder/grader/similarity.py writes it beside this page
 
 
 def failed_checks(documents: list[dict]) -> list[dict]:
@@ -104,6 +106,9 @@ def render_summary(rows: list[dict], out: Path, generated: str | None = None) ->
                    "</tbody></table>")
 
     mean = sum(columns["total"]) / len(graded) if graded else 0.0
+    similar = out / SIMILARITY_REPORT
+    similarity_link = (f'<p class="similarity"><a href="{SIMILARITY_REPORT}">Similarity report</a>: which submissions '
+                       "share code, per part (staff only).</p>" if similar.is_file() else "")
     generated = generated or time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     part_means = "".join(
         f"<tr><td>Part {p.number}</td><td>{escape(p.title)}</td>"
@@ -113,7 +118,7 @@ def render_summary(rows: list[dict], out: Path, generated: str | None = None) ->
     body = (f"<header><h1>Batch summary</h1><p class=\"meta\">{len(rows)} submissions, {len(graded)} graded "
             f"&middot; {escape(generated)}</p>"
             f'<p class="total" data-graded="{len(graded)}">Mean total: {mean:.1f} / {points(maxima["total"])}</p>'
-            f'<p class="notice">For course staff: this page names every student.</p></header><main>'
+            f'<p class="notice">For course staff: this page names every student.</p>{similarity_link}</header><main>'
             f'<section class="part" id="distribution"><h2>Score distribution per part</h2>'
             f'<table class="parts"><thead><tr><th>part</th><th>topic</th><th>mean</th><th class="num">points</th></tr>'
             f'</thead><tbody>{part_means}</tbody></table><figure class="figure wide" data-figure="histograms">'
