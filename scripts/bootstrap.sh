@@ -24,7 +24,8 @@ if ! "$VENV_PY" -c "import torch" >/dev/null 2>&1; then
     fi
 fi
 "$VENV_PY" -m pip install --quiet -e ".[oracles,notebooks,test,cluster,staff]"
-# As root, the unprivileged users that grading runs student code as (created here, never while grading).
+# As root, the unprivileged users that grading runs student code as (created here, never while grading), and this
+# checkout's solutions/ and hidden folders made root's alone (every clone set up so is closed to those users).
 if [ "$(id -u)" = 0 ]; then
     "$VENV_PY" -m autograder.grader.isolation
 fi

@@ -27,19 +27,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.public.client import copy_runtime as build_runtime  # noqa: F401 (the worker's runtime, for the engine)
-from autograder.public.client import processes_of
+from autograder.public.client import TEMP_DIRS, processes_of
+from autograder.public.limits import WORKER_DISK_BYTES, WORKER_DISK_FILES
+from autograder.worker import landlock
 
 SANDBOX_USER = "captionkit-sandbox"
 # Graders running at once (a TA's batch with --jobs N) each take their own sandbox user, so that one
 # grader's sweep never kills another's worker. A slot is held by an flock for the grader's lifetime.
 SLOTS = 16
 LOCK_DIR = Path("/run/lock/captionkit") if Path("/run/lock").is_dir() else Path("/tmp/captionkit-locks")
-TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
-# Run as root in the worker's new mount namespace before the user switch: its /dev/shm (memory) and /var/tmp get
-# small tmpfs mounts of their own, so the number of files it writes there is bounded as well as their size.
+# Run as root in the worker's new mount namespace before the user switch, in the part's folder. Its /dev/shm (memory)
+# gets a small tmpfs of its own, and one tmpfs of WORKER_DISK_BYTES and WORKER_DISK_FILES (mounted first on /var/tmp)
+# holds the worker's own folder (`work`: its HOME, TMPDIR and current folder), /run/lock and /var/tmp, so what it
+# writes there together is bounded in size and number. /tmp, which holds the grader's folders, stays the machine's:
+# the worker's files there are watched (client.disk_usage). `work` is missing only when the isolation is probed.
 PRIVATE_TMP_BYTES = 64 * 1024 ** 2
-PRIVATE_TMP = " && ".join(f"mount -t tmpfs -o size={PRIVATE_TMP_BYTES},mode=1777,nosuid,nodev tmpfs {folder}"
-                          for folder in ("/dev/shm", "/var/tmp")) + ' && unset PWD OLDPWD && exec "$@"'
+PRIVATE_TMP = (f"mount -t tmpfs -o size={PRIVATE_TMP_BYTES},mode=1777,nosuid,nodev tmpfs /dev/shm"
+               f" && mount -t tmpfs -o size={WORKER_DISK_BYTES},nr_inodes={WORKER_DISK_FILES},mode=755,nosuid,nodev "
+               "tmpfs /var/tmp && mkdir -m 1777 /var/tmp/lock /var/tmp/tmp && mkdir -m 700 /var/tmp/work"
+               " && if [ -d /run/lock ]; then mount --bind /var/tmp/lock /run/lock; fi"
+               " && if [ -d work ]; then chown --reference=work /var/tmp/work && mount --bind /var/tmp/work work; fi"
+               ' && mount --bind /var/tmp/tmp /var/tmp && unset PWD OLDPWD && exec "$@"')
 _held_slot = None
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -287,14 +295,16 @@ def _detect(pid: int) -> Isolation:
             return Isolation("user", user.pw_uid, user.pw_gid, bool(net), tuple(net + switch),
                              private_tmp=PRIVATE_TMP in net, pid_namespace=pids,
                              note=f"isolation: worker runs as {user.pw_name}, no capabilities, {where}; "
-                                  f"{_capabilities()}{python_note(found)}")
+                                  f"{confinement_note(PRIVATE_TMP in net, True)}; {_capabilities()}"
+                                  f"{python_note(found)}")
         # Without a user to switch to, the worker still runs as root, but with no capability (it reads what root
         # owns, not what other users keep to themselves, and cannot take over the grader's processes).
         drop = NO_CAPABILITIES if shutil.which("setpriv") and probe(net + NO_CAPABILITIES) else []
         return Isolation("process", network_namespace=bool(net), prefix=tuple(net + drop),
                          private_tmp=PRIVATE_TMP in net, pid_namespace=pids,
                          note=f"isolation: separate process with limits{', no network' if net else ''}"
-                              f"{', own PID namespace' if pids else ''}{', no capabilities' if drop else ''} "
+                              f"{', own PID namespace' if pids else ''}{', no capabilities' if drop else ''}; "
+                              f"{confinement_note(PRIVATE_TMP in net, False)} "
                               f"({SANDBOX_USER} cannot run this Python: make the interpreter and its packages "
                               "readable by other users)")
     return unprivileged()
@@ -315,8 +325,28 @@ def unprivileged() -> Isolation:
         if shutil.which("unshare") and probe(prefix):
             return Isolation("process", network_namespace=True, prefix=tuple(prefix), pid_namespace=pids,
                              note="isolation: separate process with limits, no network"
-                                  f"{', own PID namespace' if pids else ''} (not root: no user switch)")
-    return Isolation("process", note="isolation: separate process with limits (not root: no user switch)")
+                                  f"{', own PID namespace' if pids else ''}; {confinement_note(False, False)} "
+                                  "(not root: no user switch)")
+    return Isolation("process", note=f"isolation: separate process with limits; {confinement_note(False, False)} "
+                                     "(not root: no user switch)")
+
+
+def confinement_note(private_tmp: bool, sandbox_user: bool) -> str:
+    """What bounds the worker's files and what keeps its reads to what it needs, in words, for the isolation note."""
+    mib, files = f"{WORKER_DISK_BYTES / 2 ** 20:.0f} MiB", f"{WORKER_DISK_FILES} files"
+    if private_tmp:
+        disk = (f"disk: its folder (HOME, TMPDIR), /var/tmp and /run/lock in one private {mib} tmpfs of {files}, "
+                f"/dev/shm in a {PRIVATE_TMP_BYTES / 2 ** 20:.0f} MiB one, its files in /tmp watched (killed past {mib})")
+    elif sandbox_user:
+        disk = (f"disk: its files in its folder (HOME, TMPDIR), /tmp, /var/tmp and /run/lock watched (killed past "
+                f"{mib} or {files}; /dev/shm with its memory)")
+    else:
+        disk = f"disk: its folder (HOME, TMPDIR) watched (killed past {mib} or {files}), other files capped one by one"
+    version = landlock.abi()
+    reads = (f"reads: Landlock (ABI {version}) allows only the system's programs and libraries, this Python and its "
+             "packages, its runtime and grading folder (the temporary folders write-only)" if version else
+             "reads: file permissions only (this kernel has no Landlock)")
+    return f"{disk}; {reads}"
 
 
 def _capabilities() -> str:
@@ -402,7 +432,7 @@ def sweep(isolation: Isolation, keep: frozenset[int] = frozenset()) -> int:
                 pass
         time.sleep(0.05)
         _reap()
-    for tmp in TEMP_DIRS:
+    for tmp in (*TEMP_DIRS, *queue_folders()):
         try:
             entries = list(os.scandir(tmp))
         except OSError:
@@ -420,5 +450,18 @@ def sweep(isolation: Isolation, keep: frozenset[int] = frozenset()) -> int:
     return killed
 
 
-if __name__ == "__main__":   # python -m autograder.grader.isolation: create the sandbox users (root, at install)
+def queue_folders() -> list[str]:
+    """Where a message-queue file system is mounted (Docker mounts one at /dev/mqueue): each POSIX message queue is a
+    file there, owned by its maker, which unlink removes. Without one the sweep cannot list queues; the worker's
+    seccomp filter refuses mq_open, and in an IPC namespace of its own its queues end with it."""
+    try:
+        with open("/proc/self/mounts") as mounts:
+            return [fields[1] for fields in (line.split() for line in mounts) if len(fields) > 2 and fields[2] == "mqueue"]
+    except OSError:
+        return []
+
+
+if __name__ == "__main__":   # python -m autograder.grader.isolation (root, at install): the sandbox users, and the
+    # hidden folders of the checkout this module lies in made root's alone (a second clone set up so is closed too)
     print("created: " + (", ".join(create_users()) or "none (all exist)"))
+    print("made root-only: " + (", ".join(protect_hidden()) or "nothing (already)"))

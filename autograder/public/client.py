@@ -45,7 +45,13 @@ class StudentError(Exception):
 
 
 class OverMemory(Exception):
-    """The worker's process tree used more memory than Limits.tree_memory_bytes."""
+    """The worker's process tree used more memory than Limits.tree_memory_bytes. `shown`: what a hidden check shows."""
+    shown = "the worker used more memory than it may"
+
+
+class OverDisk(OverMemory):
+    """The worker's files took more than Limits.disk_bytes or disk_files (disk_usage)."""
+    shown = "the worker wrote more files than it may"
 
 
 class ZygoteLost(Exception):
@@ -83,6 +89,9 @@ class Limits:
     # All the worker's processes together (proportional set size) and the files its user keeps in memory-backed
     # temporary folders: watched while the grader waits for a reply (no cgroup is assumed to be delegated).
     tree_memory_bytes: int = field(default_factory=lambda: TREE_MEMORY_BYTES)
+    # What it keeps on disk (disk_usage), all its writable places together: watched with its memory.
+    disk_bytes: int = field(default_factory=lambda: time_limits.WORKER_DISK_BYTES)
+    disk_files: int = field(default_factory=lambda: time_limits.WORKER_DISK_FILES)
 
 
 class Isolation(Protocol):
@@ -212,8 +221,7 @@ class Worker:
     # it (it is of the same user), which costs only its own part: a zygote that no longer answers is replaced.
     def _start(self) -> None:
         work = self.scratch / "work"
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir()
+        empty_folder(work)   # kept, not made anew: a zygote's namespace may hold its private tmpfs mounted there
         os.chmod(work, 0o700)
         self.isolation.owns(work)
         self.work = work
@@ -225,12 +233,15 @@ class Worker:
             startup = max(deadline.left(), 1.0)
             references = self.references if self.hidden_phase else {}
             protocol.send(self.requests, {"references": references, "source": self.source}, timeout=startup)
-            hello = protocol.receive(self.replies, timeout=startup)
+            hello = protocol.receive(self.replies, timeout=startup, watch=self._watch_memory)
         except protocol.ChannelTimeout:
             self.kill(deadline.reached)
             return
         except (protocol.ChannelClosed, protocol.MessageTooLarge, OSError, ZygoteLost) as exc:
             self.kill(f"the worker did not start ({type(exc).__name__})")
+            return
+        except OverMemory as exc:
+            self.kill(str(exc), shown=exc.shown)
             return
         except Exception:  # noqa: BLE001 (an unreadable message: the worker's, so the student's)
             self.kill("the worker sent a malformed start-up message")
@@ -488,7 +499,7 @@ class Worker:
             self.kill("the grader could not judge a training epoch")
             raise exc.__cause__ from None
         except OverMemory as exc:
-            self.kill(str(exc), shown="the worker used more memory than it may")
+            self.kill(str(exc), shown=exc.shown)
             raise self._death()
         except (protocol.ChannelClosed, BrokenPipeError):
             why = self._why_ended()
@@ -508,9 +519,15 @@ class Worker:
         raise self._death()
 
     def _watch_memory(self) -> None:
-        """Raise OverMemory when the worker's processes and its user's files in memory use more than the limit."""
+        """Raise OverDisk when the worker's files take more than their limit, OverMemory when its processes and its
+        user's files in memory use more than theirs."""
         if self.proc is None:
             return
+        if self.work is not None:
+            used, files = disk_usage(self.isolation.uid, self.work)
+            if used > self.limits.disk_bytes or files > self.limits.disk_files:
+                raise OverDisk(f"the worker's files took more than its disk limit ({self.limits.disk_bytes / 2 ** 20:.0f}"
+                               f" MiB or {self.limits.disk_files} files): {used / 2 ** 20:.0f} MiB in {files} files")
         limit = self.limits.tree_memory_bytes
         # Resident memory bounds the proportional set size from above and costs microseconds a process to read,
         # where smaps_rollup walks a torch process's page tables (about 15 ms): the exact sum only near the limit.
@@ -572,6 +589,48 @@ def _plain(value, depth: int = 0) -> bool:
 
 
 MEMORY_TEMP_DIRS = ("/dev/shm",)   # temporary folders whose files take memory, not disk
+# The machine's folders every user may write to (autograder.grader.isolation.sweep empties them of the sandbox user's).
+TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+
+
+def disk_usage(uid: int | None, own: Path) -> tuple[int, int]:
+    """(bytes, files and folders) a worker keeps: everything in its folder `own` and, with a sandbox user `uid`,
+    what that user owns in TEMP_DIRS but the memory-backed ones (tree_memory counts those), searched through every
+    folder it may enter (without one, files there cannot be told from the grader's). A stack, not recursion: the
+    worker chooses how deep its folders go."""
+    used = files = 0
+    stack = [(str(own), True)] + [(folder, False) for folder in (TEMP_DIRS if uid is not None else ())
+                                  if folder not in MEMORY_TEMP_DIRS]
+    while stack:
+        folder, everything = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            counted = everything or info.st_uid == uid
+            if counted:
+                used, files = used + info.st_blocks * 512, files + 1
+            if entry.is_dir(follow_symlinks=False) and (counted or info.st_mode & 0o001):
+                stack.append((entry.path, counted))
+    return used, files
+
+
+def empty_folder(folder: Path) -> None:
+    """`folder` as an empty folder: made if missing, else emptied (never followed through a link inside it)."""
+    folder.mkdir(exist_ok=True)
+    for entry in list(os.scandir(folder)):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(entry.path)
+            except OSError:
+                pass
 
 
 def _proportional_bytes(pid: int) -> int:

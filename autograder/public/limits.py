@@ -84,6 +84,12 @@ class TimeLimits:
 # The limits every grade and check reads, at the time it reads them (tests replace this object).
 LIMITS = TimeLimits.from_environment()
 
+# What a worker's user may keep in the places it can write (its folder, which is its HOME and TMPDIR, and the machine's
+# temporary folders), all together: the size of the one private tmpfs that holds them where the grader may make a
+# mount namespace, else the watchdog's limit on the sandbox user's files there (autograder.public.client.disk_usage).
+WORKER_DISK_BYTES = 256 * 1024 ** 2
+WORKER_DISK_FILES = 4096
+
 
 @dataclass(frozen=True)
 class Deadline:

@@ -1,7 +1,12 @@
 """What the worker does to itself before it imports student code, beyond resource limits: no_new_privs (no
 setuid program gains anything, a seccomp filter may be installed unprivileged) and a seccomp filter refusing the
 system calls a student's code has no use for: Internet and raw sockets, ptrace and process memory access, new
-namespaces (a user namespace would make it root inside one), mounts, kernel keyrings and System V IPC objects.
+namespaces (a user namespace would make it root inside one), mounts, kernel keyrings, sockets of every family
+(its channel to the grader is a pair of pipes and a socket pair it inherits, so it never makes one: an AF_UNIX socket
+could reach a listening process outside the sandbox, by a world-writable file or an abstract name), and System V and
+POSIX message queues, semaphores and shared memory segments; then Landlock (autograder/worker/landlock.py): it reads
+only the system's programs, this Python and its packages, its runtime and grading folder, and writes only its own
+folder and the temporary ones.
 
 Unprivileged and inherited by every child, so it holds where namespaces are refused (a Docker container without
 CAP_SYS_ADMIN, as on Gradescope) and for a grader run without root. The filter needs libseccomp and its ctypes
@@ -11,7 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import socket
+import os
 
 PR_SET_NO_NEW_PRIVS = 38
 # Namespace flags of clone(2) and unshare(2).
@@ -20,9 +25,14 @@ REFUSED = ("ptrace", "process_vm_readv", "process_vm_writev", "unshare", "setns"
            "pivot_root", "chroot", "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
            "kexec_load", "init_module", "finit_module", "delete_module", "open_by_handle_at", "fsopen", "fsmount",
            "move_mount", "open_tree", "mount_setattr", "fanotify_init", "io_uring_setup",
-           # System V IPC objects outlive their process and, without an IPC namespace, the part (only their owner
-           # or CAP_SYS_ADMIN may remove them): none may be made. POSIX shared memory (files in /dev/shm) is swept.
-           "shmget", "msgget", "semget")
+           # System V IPC objects and POSIX message queues outlive their process and, without an IPC namespace, the
+           # part (a System V object can be removed only by its owner or CAP_SYS_ADMIN): none may be made. POSIX
+           # shared memory (files in /dev/shm) is swept.
+           "shmget", "msgget", "semget", "mq_open",
+           # Sockets of every family: Internet and raw ones would reach the network, AF_UNIX ones a process outside
+           # the sandbox listening on a world-writable file or an abstract name (no network namespace needed).
+           # socketpair stays: its two ends are the process's own.
+           "socket")
 
 
 def available() -> bool:
@@ -51,7 +61,6 @@ def seccomp_filter() -> str:
     try:
         refuse = seccomp.ERRNO(errno.EPERM)
         rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
-        rules.add_rule(refuse, "socket", seccomp.Arg(0, seccomp.NE, socket.AF_UNIX))
         for name in REFUSED:
             try:
                 rules.add_rule(refuse, name)
@@ -68,8 +77,18 @@ def seccomp_filter() -> str:
     return ""
 
 
+def landlock() -> str:
+    """Restrict this process's reads and writes (landlock.worker_paths) for a worker running from the runtime this file
+    lies in, whose current folder is its part's; "" when the restriction holds, else why not."""
+    from autograder.worker import landlock
+
+    runtime = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return landlock.restrict(landlock.worker_paths(runtime, os.getcwd()))
+
+
 def confine() -> str:
-    """no_new_privs, then the seccomp filter. Returns "" when both hold, else a line saying what does not."""
+    """no_new_privs, then the seccomp filter and Landlock. Returns "" when all hold, else a line saying what does
+    not."""
     problems = [] if no_new_privs() else ["no_new_privs could not be set"]
-    problem = seccomp_filter()
-    return "; ".join(problems + ([problem] if problem else []))
+    problems += [problem for problem in (seccomp_filter(), landlock()) if problem]
+    return "; ".join(problems)

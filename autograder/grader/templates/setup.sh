@@ -23,7 +23,7 @@ fi
 # BLEU oracles, made root-only by detect() below).
 chmod -R go-rwx "$ROOT/source"
 chmod 755 "$ROOT/venv"
-"$PY" -m autograder.grader.isolation   # the sandbox users, created now rather than while grading
+"$PY" -m autograder.grader.isolation   # the sandbox users, created now rather than while grading; hidden folders root's
 "$PY" -c "from autograder.grader.isolation import detect; print(detect().note)"
 # Build the hidden data's encoder cache once, so each run starts from it.
 mkdir -p "$ROOT/cache" && chmod 700 "$ROOT/cache"

@@ -1,0 +1,112 @@
+"""Landlock (a Linux security module since 5.13, usable without privileges): the worker restricts itself to reading
+what it needs, and to writing where it may keep files, before it imports student code. Every other file of the
+machine, another checkout of the kit among them, is then out of its reach whatever its permissions say. Inherited by
+every child; no process can lift it.
+
+Three system calls through ctypes (no binding is needed); where the kernel lacks Landlock (or it is switched off) the
+worker goes on under file permissions alone, and says so (`restrict`'s answer, the worker's first line of output).
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import struct
+import sys
+
+# System call numbers: the same on every architecture (new calls share one table since Linux 5.x).
+CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446
+CREATE_RULESET_VERSION = 1
+RULE_PATH_BENEATH = 1
+# Access rights to files, by the first ABI version that knows them.
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR, MAKE_REG = 1 << 4, 1 << 5, 1 << 6, 1 << 7, 1 << 8
+MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = 1 << 9, 1 << 10, 1 << 11, 1 << 12
+REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
+RIGHTS_OF_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1, 5: (1 << 16) - 1}
+SCOPE_ABSTRACT_UNIX_SOCKET = 1   # ABI 6: no connection to an abstract socket made outside the domain
+FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV   # the rights a rule on a file may hold
+
+READ = EXECUTE | READ_FILE | READ_DIR
+# Make and remove files and folders, write them, but read nothing: the shared temporary folders, where other users'
+# files (a clone made with mktemp, another grade's folders) lie beside the worker's.
+WRITE_ONLY = WRITE_FILE | TRUNCATE | REMOVE_DIR | REMOVE_FILE | MAKE_DIR | MAKE_REG | MAKE_SOCK | MAKE_FIFO | MAKE_SYM
+EVERYTHING = (1 << 16) - 1
+
+SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev")
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")   # written by ordinary programs
+SHARED_TEMP = ("/tmp", "/var/tmp", "/run/lock")
+MEMORY_TEMP = ("/dev/shm",)   # POSIX shared memory: made and read back by the same program
+
+
+def _libc():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    return libc
+
+
+def abi() -> int:
+    """The kernel's Landlock ABI version; 0 where it has none (too old, not built in, or switched off)."""
+    try:
+        version = _libc().syscall(CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(CREATE_RULESET_VERSION))
+    except (OSError, AttributeError):
+        return 0
+    return max(int(version), 0)
+
+
+def worker_paths(runtime: str, folder: str) -> dict[str, int]:
+    """{path: rights} of a worker running from `runtime` whose own folder (its part's scratch, holding its current
+    folder) is `folder`: the system's programs and libraries, this Python and its packages, the runtime and the grading
+    folder above it (the inputs it is told of), read; its folder, everything; the shared temporary folders, write
+    only; /dev/shm, everything."""
+    rights = {path: READ for path in SYSTEM}
+    python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+              os.path.dirname(os.path.realpath(sys.executable)), *(p for p in sys.path if os.path.isabs(p))}
+    rights.update({os.path.realpath(path): READ for path in python})
+    rights.update({runtime: READ, os.path.dirname(runtime): READ})
+    rights.update({path: WRITE_ONLY for path in SHARED_TEMP})
+    rights.update({path: EVERYTHING for path in (*MEMORY_TEMP, folder)})
+    rights.update({path: READ_FILE | WRITE_FILE | TRUNCATE for path in DEVICES})
+    return rights
+
+
+def restrict(rights: dict[str, int]) -> str:
+    """Restrict this process (and its future children) to `rights` ({path: access rights}; paths that do not exist
+    are skipped). Returns "" when the restriction holds, else why not (one line). Needs no_new_privs set first."""
+    version = abi()
+    if version == 0:
+        return "no Landlock in this kernel: reads limited by file permissions only"
+    handled = RIGHTS_OF_ABI.get(version, RIGHTS_OF_ABI[5])
+    libc = _libc()
+    scoped = SCOPE_ABSTRACT_UNIX_SOCKET if version >= 6 else 0
+    attr = struct.pack("=QQQ", handled, 0, scoped)
+    ruleset = libc.syscall(CREATE_RULESET, attr, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return f"no Landlock ruleset ({os.strerror(ctypes.get_errno())})"
+    try:
+        for path, allowed in rights.items():
+            problem = _add_rule(libc, ruleset, path, allowed & handled)
+            if problem:
+                return problem
+        if libc.syscall(RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) != 0:
+            return f"Landlock restriction refused ({os.strerror(ctypes.get_errno())})"
+    finally:
+        os.close(ruleset)
+    return ""
+
+
+def _add_rule(libc, ruleset: int, path: str, allowed: int) -> str:
+    """Allow `allowed` beneath `path` (on the file itself, for a file); "" when done or when `path` is missing."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return ""
+    try:
+        if not os.path.isdir(path):
+            allowed &= FILE_RIGHTS
+        beneath = struct.pack("=Qi", allowed, fd)
+        if libc.syscall(ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH), beneath,
+                        ctypes.c_uint32(0)) != 0:
+            return f"Landlock rule for {path} refused ({os.strerror(ctypes.get_errno())})"
+    finally:
+        os.close(fd)
+    return ""
