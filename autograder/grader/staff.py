@@ -33,11 +33,30 @@ def failure_block(r: CheckResult) -> str:
             f"  the student saw:\n{shown}\n  for the staff:\n{note}")
 
 
+FLAG = "FLAGGED "   # a header line of banned_op_flags
+BANNED_OP_NOTE = "ForbiddenOpError: your module's source uses "   # the grader's source scan (client._refuse_banned)
+
+
+def banned_op_flags(report: GradeReport) -> list[str]:
+    """One line per part whose module the grader's source scan found using, or possibly reaching, an op a check
+    bans (autograder.public.source_scan): what it found, and how many checks earned nothing for it. The scan runs
+    in the grading process, so the module cannot switch it off."""
+    found: dict[str, tuple[str, int]] = {}
+    for r in report.results:
+        if not r.passed and r.staff_note.startswith(BANNED_OP_NOTE):
+            reason = r.staff_note[len(BANNED_OP_NOTE):].split("; this check compares", 1)[0]
+            first, count = found.get(r.part, (reason, 0))
+            found[r.part] = (first, count + 1)
+    return [f"{FLAG}{part}: the module's source uses {reason} ({count} check{'s' * (count != 1)} earned nothing "
+            f"for it)" for part, (reason, count) in found.items()]
+
+
 def staff_text(report: GradeReport, submission: str = "") -> str:
-    """The staff view of `report`, as plain text: a header, then one block per failed check in rubric order."""
+    """The staff view of `report`, as plain text: a header (with a line for each banned-op flag), then one block
+    per failed check in rubric order."""
     failed = [r for r in report.results if not r.passed]
-    header = (f"Staff view of {submission or 'a submission'}: {report.score:g} / {report.max_score:g}, "
-              f"{len(failed)} failed check{'s' * (len(failed) != 1)}\n{WARNING}")
+    header = "\n".join([f"Staff view of {submission or 'a submission'}: {report.score:g} / {report.max_score:g}, "
+                        f"{len(failed)} failed check{'s' * (len(failed) != 1)}", *banned_op_flags(report), WARNING])
     return SEPARATOR.join([header, *(failure_block(r) for r in failed)]) + "\n"
 
 
@@ -53,8 +72,14 @@ def merged_text(old: str, new: str, parts: tuple[str, ...]) -> str:
     def part(block: str) -> str:
         return block.split(" ", 2)[1].split(".", 1)[0]
 
+    def flags(text: str) -> list[str]:   # banned_op_flags' lines of the header: "FLAGGED <part>: ..."
+        return [line for line in text.split(SEPARATOR, 1)[0].splitlines() if line.startswith(FLAG)]
+
     kept = [b for b in blocks(old) if part(b) not in parts] + [b for b in blocks(new) if part(b) in parts]
-    header = f"Staff view, parts {', '.join(parts)} regraded and merged into the earlier grade\n{WARNING}"
+    flagged = [f for f in flags(old) if f[len(FLAG):].split(":", 1)[0] not in parts] + \
+        [f for f in flags(new) if f[len(FLAG):].split(":", 1)[0] in parts]
+    header = "\n".join([f"Staff view, parts {', '.join(parts)} regraded and merged into the earlier grade", *flagged,
+                        WARNING])
     return SEPARATOR.join([header, *sorted(kept, key=key)]) + "\n"
 
 
@@ -74,3 +99,71 @@ def write_staff(text: str, path: Path) -> Path:
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write(text)
     return path
+
+
+# -- written questions, graded by hand ---------------------------------------------------------------------------
+
+def written_answers_text(folder: Path) -> str:
+    """The staff view of the written questions answered in the notebooks of submission folder `folder` (the part
+    notebooks, or the nbgrader course's written.ipynb): per question, its prompt, the student's answer and, beside
+    it, the rubric to grade it by (instructor/rubrics/). Empty when the folder holds no notebook with a question,
+    or where the kit's instructor tree is not installed."""
+    import json
+
+    try:
+        from instructor.questions import all_questions, answers_in
+    except ImportError:   # a grader installed without the instructor tree (Gradescope's image): nothing to show
+        return ""
+    answers: dict[str, str] = {}
+    for path in sorted(Path(folder).glob("*.ipynb")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        try:
+            answers |= answers_in(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, AttributeError):
+            continue   # an unreadable notebook: its answers are missing, as if not submitted
+    blocks = []
+    for q in all_questions():
+        if q.key not in answers:
+            continue
+        answer = "\n".join("    " + line for line in (answers[q.key] or "(no answer)").splitlines())
+        rubric = "\n".join(f"    [{c.points:g}] {c.criterion}" for c in q.rubric)
+        prompt = " ".join(q.prompt.split())
+        blocks.append(f"Written question {q.number} {q.key} ({q.points:g} point{'s' * (q.points != 1)}): {prompt}\n"
+                      f"  the student's answer:\n{answer}\n  rubric (grade by hand):\n{rubric}")
+    if not blocks:
+        return ""
+    total = sum(q.points for q in all_questions() if q.key in answers)
+    header = f"{WRITTEN_HEADER}{len(blocks)} found in the notebooks, {total:g} points to grade by hand"
+    return SEPARATOR.join([header, *blocks]) + "\n"
+
+
+WRITTEN_HEADER = "Written questions: "
+
+
+def with_written_answers(text: str, written: str) -> str:
+    """A staff view `text` with its written-questions section (written_answers_text) replaced by `written`."""
+    kept = text.split(SEPARATOR + WRITTEN_HEADER, 1)[0].rstrip("\n") + "\n"
+    return kept + (SEPARATOR.rstrip("\n") + "\n" + written if written else "")
+
+
+def add_written_answers(submissions_root: Path, out: Path) -> int:
+    """After `batch`: each staff view DIR/staff/<id>.txt with the written answers of its submission's notebooks
+    beside their rubrics (the grading jobs carry the modules only); return how many views hold answers."""
+    import tempfile
+
+    from autograder.grader.intake import IntakeError, discover, unpack
+
+    count = 0
+    with tempfile.TemporaryDirectory(prefix="captionkit-written-") as tmp:
+        for s in discover(submissions_root):
+            path = batch_staff_path(out, s.id)
+            if not path.is_file():
+                continue
+            try:
+                written = written_answers_text(unpack(s, Path(tmp)))
+            except (IntakeError, OSError):
+                continue
+            write_staff(with_written_answers(path.read_text(encoding="utf-8"), written), path)
+            count += bool(written)
+    return count

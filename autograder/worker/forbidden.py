@@ -31,7 +31,8 @@ OPS: dict[str, tuple[tuple[str, str], ...]] = {
                   ("torch", "lstm"), ("torch._VF", "lstm_cell"), ("torch._VF", "lstm"),
                   ("torch._C._VariableFunctions", "lstm_cell"), ("torch._C._VariableFunctions", "lstm")),
     "sdpa": (("torch.nn.functional", "scaled_dot_product_attention"), ("torch._C._nn", "scaled_dot_product_attention"),
-             ("torch.nn.functional", "multi_head_attention_forward"), ("torch.nn.MultiheadAttention", "forward")),
+             ("torch.nn.functional", "multi_head_attention_forward"), ("torch.nn.MultiheadAttention", "forward"),
+             ("torch.nn.attention.flex_attention", "flex_attention")),
 }
 # name -> the names torch gives the op's functions and operators (an OpOverload's name without its overload),
 # which the function mode refuses.
@@ -40,7 +41,11 @@ FUNCTION_NAMES: dict[str, tuple[str, ...]] = {
     "lstm_cell": ("lstm_cell", "lstm"),
     "sdpa": ("scaled_dot_product_attention", "multi_head_attention_forward", "_scaled_dot_product_attention_math",
              "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
-             "_scaled_dot_product_efficient_attention", "_fused_sdp_choice"),
+             "_scaled_dot_product_efficient_attention", "_fused_sdp_choice", "_native_multi_head_attention",
+             "_transformer_encoder_layer_fwd", "_triton_multi_head_attention", "_triton_scaled_dot_attention",
+             "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_fused_attention_overrideable",
+             "_flash_attention_forward", "_efficient_attention_forward", "_flash_attention_forward_no_dropout_inplace",
+             "flex_attention"),
 }
 READABLE = {"rnn_cell": "nn.RNNCell / nn.RNN", "lstm_cell": "nn.LSTMCell / nn.LSTM",
             "sdpa": "F.scaled_dot_product_attention"}

@@ -1,0 +1,180 @@
+"""The ban of the reference ops against modules that build every name at run time (docs/security.md, A22 and A29).
+
+The ban runs inside the worker, where the module can switch it off by names built from pieces, or step around it
+with a thread of its own (torch's function modes belong to the thread that set them). The grader's source scan
+(autograder.public.source_scan) refuses the credit of every check that bans an op to a module that looks names up
+at run time or reaches past the worker, and the staff view flags the part. The scan reads the module's text in the
+grading process: nothing the module does when it runs can switch it off. These tests grade the evasions with the
+real grader, check the scan against a catalogue of ways to turn data into a reference, and check that it flags no
+reference module and no variant of the parts with a ban.
+"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from autograder.grader.staff import FLAG, staff_text
+from autograder.public.source_scan import banned_uses, dynamic_uses
+from autograder.worker.forbidden import ForbiddenOpError, forbid
+from tests.hostile import harness
+from tests.hostile.harness import ROOT, assert_contained, build, run_grade
+from tests.hostile.test_hostile import BOUND, PARITY
+from tests.meta.variants import all_variants
+
+BANNED_PARTS = ("attention", "show_and_tell", "stylenet")   # the parts with a recipe that bans an op
+SCANNED = "your code raised ForbiddenOpError: your module's source uses "
+RUN_TIME = "which counts as a use: the grader cannot read what it reaches"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def adopt_orphans():
+    harness.set_subreaper(True)
+    yield
+    harness.set_subreaper(False)
+    harness.reap_orphans()
+
+
+@pytest.mark.parametrize("row, part, parity", [
+    pytest.param("A22_banned_op_runtime_names", "attention", PARITY, id="A22_banned_op_runtime_names"),
+    pytest.param("A22_banned_op_runtime_names_in_a_thread", "attention", PARITY,
+                 id="A22_banned_op_runtime_names_in_a_thread"),
+    pytest.param("A22_banned_cell_runtime_names", "show_and_tell", "relu_rnn_step_matches_rnn_cell",
+                 id="A22_banned_cell_runtime_names"),
+])
+def test_A22_names_built_at_run_time_earn_no_parity_points_and_are_flagged(row, part, parity, tmp_path):
+    graded = run_grade(build(row, tmp_path / "sub"), (part,))
+    assert_contained(graded, within=BOUND)
+    result = graded.result(parity)
+    assert not result.passed, f"{row}: parity passed with the reference op itself"
+    assert result.output.startswith(SCANNED) and RUN_TIME in result.output, result.output
+    header = staff_text(graded.report, row).split("\n\n", 1)[0]
+    assert f"{FLAG}{part}: the module's source uses " in header, header
+    assert "failed check" in header and RUN_TIME.split(":")[0] in header, header
+
+
+# Ways to turn data into a reference, or to run the op where the worker's ban does not reach; each is one module's
+# code (the name scan sees no op name in any of them).
+EVASIONS = {
+    "getattr with a computed name": "f = getattr(F, 'scaled' + '_dot')",
+    "getattr with a name from a variable": "name = ''.join(parts)\nf = getattr(F, name)",
+    "setattr with a computed name (restores the original)": "setattr(F, name, kept)",
+    "delattr with a computed name": "delattr(F, name)",
+    "getattr passed on": "import functools\nf = functools.reduce(getattr, names, torch)",
+    "getattr bound to another name": "look = getattr\nf = look(F, name)",
+    "a namespace by vars": "f = vars(F)[key]",
+    "a namespace by __dict__": "f = F.__dict__[key]",
+    "the module's globals": "g = globals()",
+    "dir and an index": "names = sorted(dir(F))",
+    "__getattribute__": "f = type(F).__getattribute__(F, key)",
+    "object.__getattribute__": "f = object.__getattribute__(F, key)",
+    "subclasses": "classes = object.__subclasses__()",
+    "eval": "f = eval(text)",
+    "exec": "exec(text, space)",
+    "compile": "code = compile(text, 'x', 'eval')",
+    "__import__": "m = __import__(name)",
+    "__builtins__": "b = __builtins__",
+    "importlib": "import importlib\nm = importlib.import_module(name)",
+    "importlib from": "from importlib import import_module",
+    "sys.modules": "import sys\nm = sys.modules[name]",
+    "sys under another name": "import sys as s\nm = s.modules[name]",
+    "sys passed on": "import sys\nm = list(vars_of(sys))",
+    "modules from sys": "from sys import modules",
+    "_getframe": "import sys\nframe = sys._getframe(1)",
+    "sys through another module": "m = torch.sys.modules[name]",
+    "os.environ (torch.load's switches)": "import os\nos.environ[key] = '1'",
+    "os.system": "import os\nos.system(command)",
+    "a traceback's frames": "try:\n    raise ValueError\nexcept ValueError as e:\n    f = e.__traceback__.tb_frame",
+    "a frame's caller": "f = frame.f_back.f_locals",
+    "gc": "import gc\nobjects = gc.get_objects()",
+    "ctypes": "import ctypes",
+    "pickle": "import pickle\nf = pickle.loads(data)",
+    "torch.load with any pickle": "f = torch.load(buffer, weights_only=False)",
+    "numpy's pickle": "f = np.load(buffer, allow_pickle=True)",
+    "threading": "import threading\nthreading.Thread(target=run).start()",
+    "a thread by name": "from threading import Thread",
+    "a thread pool": "from concurrent.futures import ThreadPoolExecutor",
+    "a process": "import multiprocessing",
+    "torch's processes": "pool = torch.multiprocessing.Pool()",
+    "subprocess": "import subprocess",
+    "TorchScript from text": "cu = torch.jit.CompilationUnit(text)",
+    "torch's function-mode registry": "table = torch.overrides.get_testing_overrides()",
+    "torch's operator registry": "op = torch.ops.aten",
+    "torch's quantization mappings (the cells)": "m = torch.ao.quantization.get_default_dynamic_quant_module_mappings()",
+    "a C++ extension": "from torch.utils import cpp_extension",
+    "torch's private namespace": "switch = torch._C",
+    "a private import": "from torch._C import _nn",
+    "a private module": "import torch._decomp",
+    "attrgetter": "import operator\nf = operator.attrgetter(name)(torch)",
+    "a format field": "from string import Formatter",
+    "pydoc.locate": "import pydoc\nf = pydoc.locate(name)",
+    "logging.config's resolver": "import logging.config",
+    "typing's evaluator": "from typing import get_type_hints",
+    "sympy's eval": "import sympy",
+    "a function's globals": "g = attend.__globals__",
+    "a code object": "c = attend.__code__",
+    "inspect": "import inspect",
+    "builtins": "import builtins",
+    "types": "import types",
+    "breakpoint": "breakpoint()",
+}
+
+
+@pytest.mark.parametrize("code", EVASIONS.values(), ids=EVASIONS.keys())
+def test_A22_the_source_scan_flags_every_way_to_a_name_built_at_run_time(code):
+    assert dynamic_uses(code) is not None, code
+    assert set(banned_uses(code, ("sdpa", "rnn_cell"))) == {"sdpa", "rnn_cell"}, code
+
+
+# What the parts' own code does: none of it is a lookup by a computed name.
+ORDINARY = {
+    "a literal getattr": "w = getattr(self, 'W_q', None)",
+    "a literal setattr": "setattr(self, 'cache', None)",
+    "hasattr": "if hasattr(model, name):\n    pass",
+    "own private attributes": "class Model:\n    pass\n\n\nself._cache = {}\nx = Model._helper(y)",
+    "super's private method": "super()._apply(fn)",
+    "printing": "import sys\nsys.stdout.write('x')\nprint(x, file=sys.stderr)",
+    "paths": "import os\np = os.path.join(a, b)",
+    "eval mode": "model.eval()",
+    "clipping gradients": "nn.utils.clip_grad_norm_(model.parameters(), 1.0)",
+    "a class name": "kind = type(x).__name__",
+    "future annotations": "from __future__ import annotations",
+    "math": "import math\ns = math.sqrt(d)",
+    "an own attribute named like a module": "self.code = 3\nself.load = loader",
+}
+
+
+@pytest.mark.parametrize("code", ORDINARY.values(), ids=ORDINARY.keys())
+def test_A22_the_source_scan_passes_ordinary_code(code):
+    assert dynamic_uses(code) is None, code
+
+
+@pytest.mark.parametrize("part", BANNED_PARTS)
+def test_A22_the_source_scan_flags_no_reference(part):
+    source = (ROOT / "solutions" / f"{part}.py").read_text()
+    assert dynamic_uses(source) is None
+
+
+VARIANTS = [v for v in all_variants() if v.part in BANNED_PARTS]
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=[f"{v.part}-{v.name}" for v in VARIANTS])
+def test_A22_the_source_scan_flags_no_variant(variant):
+    """No variant, correct alternatives included, looks a name up at run time: none loses a point to the scan."""
+    assert dynamic_uses(variant.apply((ROOT / "solutions" / f"{variant.part}.py").read_text())) is None
+
+
+def test_A22_a_class_pattern_names_the_op():
+    assert banned_uses("match F:\n    case object(scaled_dot_product_attention=f):\n        pass", ("sdpa",))
+
+
+@pytest.mark.parametrize("call", ["flex", "native multi-head attention"])
+def test_A22_torch_s_other_attention_ops_are_refused(call):
+    from torch.nn.attention import flex_attention
+
+    q = torch.randn(1, 1, 2, 4)
+    eye = torch.eye(4)
+    calls = {"flex": lambda: flex_attention.flex_attention(q, q, q),
+             "native multi-head attention": lambda: torch._native_multi_head_attention(
+                 q[0], q[0], q[0], 4, 1, eye.repeat(3, 1), torch.zeros(12), eye, torch.zeros(4))}
+    with forbid("sdpa"), pytest.raises(ForbiddenOpError):
+        calls[call]()
