@@ -35,8 +35,6 @@ ROOT = Path(__file__).resolve().parents[1]
 DISTINCTIVE = 24
 # Lines of solution regions that the handout holds on purpose, each with why it gives nothing away.
 REVIEWED = {
-    "bp = 1.0 if c > r else math.exp(1 - r / c)":
-        "BLEU's brevity penalty as the spec and the lecture print it: the closed form of the public BLEU checks",
     "for t in range(captions.shape[1] - 1):":
         "the teacher-forcing loop of every recipe and public oracle",
     "if image_term is not None:": "the public RNN-cell oracle's optional image term",

@@ -8,8 +8,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from autograder.public.checks import check
-from autograder.public.checks.bleu import (ATOL, RTOL, _call, _check_clipped, _check_ngram_counts, _corpus_bleu,
-                                          _describe, _expect_scores, decided_by_a_convention, has_length_tie)
+from autograder.public.checks import bleu as public
+from autograder.public.checks.bleu import ATOL, RTOL, _call, _corpus_bleu, _describe, _expect_scores, has_length_tie
 from autograder.public.compare import expect
 from autograder.public.strategies import (MORE, PROPERTY, bleu_corpus, bleu_margins, bleu_oracle_corpus,
                                           bleu_reorderable_corpus, bleu_sentence, bleu_separators)
@@ -20,6 +20,19 @@ COCO_RTOL, COCO_ATOL = 1e-7, 1e-9    # pycocoevalcap adds 1e-15 / 1e-9 to counts
 # The case count of these properties (PROPERTY). Hypothesis derives a derandomised property's cases from its source
 # text, decorators included: under another name here, every case these checks have always drawn would change.
 HIDDEN = PROPERTY
+
+
+# The public checks' helpers with the reference's answers (the public module holds no implementation of BLEU).
+def _check_ngram_counts(student, tokens, n):
+    public._check_ngram_counts(student, tokens, n, dict(reference.ngram_counts(tokens, n)))
+
+
+def _check_clipped(student, hyp, refs, n):
+    public._check_clipped(student, hyp, refs, n, reference.clipped_counts(hyp, refs, n))
+
+
+def decided_by_a_convention(hyps, refs, max_n) -> bool:
+    return public.decided_by_a_convention(hyps, refs, max_n, reference)
 
 
 # -- hidden checks ------------------------------------------------------------------------------------

@@ -1,18 +1,25 @@
-"""Part 3 public checks: BLEU from scratch. Expected values come from closed forms (the worked examples, a corpus
-against itself, the brevity penalty when every p_n = 1) and from collections.Counter over zipped n-grams, never
-from the student's own output or a reference solution. Counts are exact integers, so BLEU values are compared
-with a tight rtol and an atol floor (RTOL, ATOL) that allow rounding only: a score that must be 0 must be 0, and a
-smoothing constant in place of it fails (the zero conventions' check, docs/bleu.md).
+"""Part 3 public checks: BLEU from scratch. No implementation of BLEU or of its pieces is in this module (a
+student who reads it finds no answer). Expected values come from:
+- closed forms: the lecture's and the spec's worked examples, whose precisions and lengths are written out by hand;
+  the brevity penalty 1 or exp(1 - r/c) where every p_n = 1;
+- identities: a corpus scored against references that include each candidate has BLEU 1; a corpus built so that
+  some p_k is 0 (or c = 0) has BLEU-k .. BLEU-max_n exactly 0 (autograder.public.strategies.bleu_zero_corpus knows k
+  by construction);
+- golden data (autograder/public/golden/bleu.pt): the reference's n-gram counts, clipped counts and brevity
+  penalties on the fixed public cases below, computed by `python -m instructor golden`.
+In the grader's round every check draws corpora of its own, scored by the reference there, so stored answers to the
+public cases earn nothing. Counts are exact integers, so BLEU values are compared with a tight rtol and an atol floor
+(RTOL, ATOL) that allow rounding only: a score that must be 0 must be 0, and a smoothing constant in place of it
+fails (the zero conventions' check, docs/bleu.md).
 (The part's hidden checks, against the reference, nltk and pycocoevalcap: autograder/grader/checks/bleu.py.)"""
 from __future__ import annotations
 
 import math
-from collections import Counter
 
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from autograder.public import limits
+from autograder.public import golden, limits
 from autograder.public.checks import check, current_round
 from autograder.public.client import StudentError
 from autograder.public.compare import CheckFailed, expect
@@ -97,26 +104,6 @@ def _describe(hyps, refs, max_n=None) -> str:
     return f"hyps={hyps!r}, refs={refs!r}" + ("" if max_n is None else f", max_n={max_n}")
 
 
-def _ngrams(words: list[str], n: int) -> Counter:
-    """The oracle: n-grams by zipping n shifted copies of the caption."""
-    return Counter(zip(*(words[i:] for i in range(n))))
-
-
-def _clipped_oracle(hyp: list[str], refs: list[list[str]], n: int) -> tuple[int, int]:
-    """The oracle: Counter union is the per-n-gram maximum over references, intersection the clipped minimum."""
-    candidate, most = _ngrams(hyp, n), Counter()
-    for ref in refs:
-        most |= _ngrams(ref, n)
-    return sum((candidate & most).values()), sum(candidate.values())
-
-
-def _closest_lengths(hyps: list[str], refs: list[list[str]]) -> tuple[int, int]:
-    """(c, r): candidate words, and the closest reference lengths summed, a tie going to the shorter."""
-    c = sum(len(h.split()) for h in hyps)
-    r = sum(min((abs(len(x.split()) - len(h.split())), len(x.split())) for x in rs)[1] for h, rs in zip(hyps, refs))
-    return c, r
-
-
 def has_length_tie(hyps: list[str], refs: list[list[str]]) -> bool:
     """Some candidate has two references of different lengths equally close to its own: the one case where the
     closest-length tie convention decides r. Every check but closest_length_ties_go_to_the_shorter_reference
@@ -131,29 +118,18 @@ def has_length_tie(hyps: list[str], refs: list[list[str]]) -> bool:
     return False
 
 
-def first_zero_order(hyps: list[str], refs: list[list[str]], max_n: int | None) -> int | None:
-    """The lowest N <= max_n (None: 4) at which the spec's zero conventions make BLEU-N 0: the first n with p_n = 0
-    (no clipped n-gram match in the corpus, or no candidate n-gram at all; so 1 when c = 0). None when c > 0 and every
-    p_n > 0: no convention decides a score. Computed with the Counter oracle."""
-    words = [h.split() for h in hyps]
-    ref_words = [[r.split() for r in rs] for rs in refs]
-    for n in range(1, (4 if max_n is None else max_n) + 1):
-        if sum(_clipped_oracle(h, rs, n)[0] for h, rs in zip(words, ref_words)) == 0:
-            return n
-    return None
+def decided_by_a_convention(hyps: list[str], refs: list[list[str]], max_n: int | None, reference) -> bool:
+    """c = 0 or some p_n = 0 (n <= max_n): a corpus where a zero convention decides a score, which is where the
+    reference's BLEU-max_n is 0 (`reference`: the module solutions.bleu; the grader's round and the hidden checks
+    only). Every check but bleu_is_zero_when_a_precision_is_zero_or_c_is_zero leaves such corpora out, so that a wrong
+    convention costs the points of that one check (docs/bleu.md)."""
+    return reference.corpus_bleu(hyps, refs, 4 if max_n is None else max_n)[-1] == 0.0
 
 
-def decided_by_a_convention(hyps: list[str], refs: list[list[str]], max_n: int | None) -> bool:
-    """c = 0 or some p_n = 0 (n <= max_n): a corpus where a zero convention decides a score. Every check but
-    bleu_is_zero_when_a_precision_is_zero_or_c_is_zero leaves such corpora out, so that a wrong convention costs the
-    points of that one check (docs/bleu.md)."""
-    return first_zero_order(hyps, refs, max_n) is not None
-
-
-def _check_ngram_counts(student, tokens, n):
+def _check_ngram_counts(student, tokens, n, expected: dict):
+    """The student's ngram_counts(tokens, n) against `expected` ({n-gram tuple: count}, the reference's)."""
     case = f"tokens={tokens!r}, n={n}"
     got = _ngram_counts(student, tokens, n, case)
-    expected = _ngrams(tokens, n)
     wrong = sorted(set(got) | set(expected), key=lambda g: (g not in expected, g))
     wrong = [g for g in wrong if got.get(g, 0) != expected.get(g, 0)]
     if wrong:
@@ -162,13 +138,121 @@ def _check_ngram_counts(student, tokens, n):
                           f"it occurs {expected.get(g, 0)} times (expected {dict(expected)}) [{case}]")
 
 
-def _check_clipped(student, hyp, refs, n):
+def _check_clipped(student, hyp, refs, n, expected: tuple[int, int]):
+    """The student's clipped_counts(hyp, refs, n) against `expected` (matches, total), the reference's."""
     case = f"hyp={hyp!r}, refs={refs!r}, n={n}"
     got = _clipped_counts(student, hyp, refs, n, case)
-    matches, total = _clipped_oracle(hyp, refs, n)
+    matches, total = expected
     expect(got[1] == total, f"clipped_counts: total {got[1]}, but the candidate has {total} {n}-grams", case)
     expect(got[0] == matches, f"clipped_counts: matches {got[0]}, expected {matches} (each {n}-gram credited at most "
            f"as often as it occurs in the one reference that has it most often)", case)
+
+
+# -- the fixed public cases whose expected values are golden data ----------------------------------------------
+# Each list: the worked examples first, then small random cases (the ones these checks drew before their answers
+# became golden data). Change a case and run `python -m instructor golden`: the golden file carries a fingerprint
+# of these lists, and a stale one fails its checks with one line.
+
+NGRAM_CASES = (   # (tokens, n)
+    ("a red circle above a red square".split(), 2),   # the docstring's example: (a, red) twice
+    ([], 1), (["a"], 1), (["circle", "a", "blue", "a", "a", "a"], 1),
+    (["a", "blue", "red", "blue", "blue", "blue", "circle"], 3), (["blue", "red", "a", "red"], 2), ([], 4),
+    (["circle"], 3), (["red", "blue", "blue"], 1), (["blue"], 3), (["red"], 3),
+)
+_CAT = [r.split() for r in CAT_REFS]
+CLIPPED_CASES = (   # (hyp, refs, n)
+    ("the the the the the the the".split(), _CAT, 1),      # Papineni's example: (2, 7)
+    ("the cat the cat".split(), _CAT, 1),                  # the: min(2, 2) -> 2; cat: min(2, 1) -> 1
+    ("the cat is on the mat".split(), _CAT, 2),            # (5, 5)
+    ("the cat".split(), _CAT, 3),                          # shorter than n: (0, 0)
+    (["a", "a", "a"], [["a", "a"], ["a", "b", "a"]], 1),   # the most in one reference (2), not the sum (4)
+    (["a"], [["a"]], 1), (["blue"], [["blue"]], 1), ([], [["blue", "blue", "a"], ["a", "blue", "a", "red"]], 3),
+    (["a", "red", "a", "blue", "a", "blue"],
+     [["red", "blue", "red", "a"], ["a", "red", "a", "a", "a", "blue"], ["a", "red", "a", "blue", "a", "a"]], 3),
+    (["red"], [["blue", "red", "a", "red", "blue"]], 1), (["blue", "blue", "blue", "red", "blue"], [["red"]], 1),
+    (["blue", "blue"], [["blue", "a", "blue", "red"], ["red"], ["a", "a"]], 2), (["blue"], [["blue", "red"]], 2),
+    (["red", "red", "blue", "a", "red", "blue"],
+     [["red", "red", "blue", "blue", "a", "a"], ["blue", "red", "red", "blue", "blue", "red"]], 3),
+    (["blue", "a", "a", "blue", "red", "blue"], [["blue", "blue"], ["blue"], ["blue", "a", "a", "blue", "red", "blue"]],
+     1),
+)
+# (hyps, refs, max_n): every candidate is a run of at least max_n words inside one of its references, so every
+# p_n = 1 and BLEU-N is the brevity penalty alone (autograder.public.strategies.bleu_brevity_corpus); no length ties.
+BREVITY_CASES = (
+    (["a"], [["a"]], 1),
+    (["a a"], [["a a"]], 2),
+    (["a blue blue a circle", "circle square a above circle red red", "blue square square"],
+     [["a blue above square blue square a circle", "circle a square blue above above square red square a square blue",
+       "circle a blue blue a circle above circle above square"], ["circle square a above circle red red red circle blue"],
+      ["blue square square red", "a circle a"]], 1),
+    (["above red red", "blue a square square a blue circle"],
+     [["above above square above red red blue above circle above"], ["square above blue a square square a blue circle a above"]],
+     1),
+    (["square", "a"], [["circle above a", "circle", "red a above above square"], ["a a blue circle a circle"]], 1),
+    (["blue a above above circle above circle", "above above red circle red square circle", "red above a blue a circle blue"],
+     [["square above circle a a above square square red blue circle red", "blue a above above circle above circle"],
+      ["red above above a a", "circle blue above blue above above red circle red square circle a square",
+       "blue blue blue blue a square"],
+      ["red above a blue a circle blue", "a above circle square blue a circle red circle square blue square"]], 1),
+    (["red circle a", "a circle above a circle blue"],
+     [["circle circle blue above red circle a red"],
+      ["square red red square above blue red square red circle red a", "blue a red square red a square above a",
+       "a circle above a circle blue a square square red"]], 3),
+    (["square red blue square above a", "above above square red red", "red blue blue above red"],
+     [["a circle blue square red blue square above a circle"],
+      ["blue above red circle", "above", "circle above above square red red red square circle blue"],
+      ["red blue blue above red a"]], 3),
+    (["blue", "blue", "a"],
+     [["blue"], ["red a red circle circle circle", "blue", "square above red above blue a circle square blue blue red circle"],
+      ["square a blue square"]], 1),
+    (["red a square circle red circle blue"], [["a above square red a square circle red circle blue a"]], 1),
+)
+# The same, where some candidate has two references equally close in length (the tie convention decides r).
+TIE_CASES = (
+    (["a a"], [["a a a", "a"]], 1),
+    (["a a a a"], [["a a a a a", "a a a"]], 4),
+    (["circle circle blue blue above a"], [["above red a", "circle circle circle blue blue above a circle square"]], 4),
+    (["a blue square blue red"], [["above a red blue a blue square blue red", "blue"]], 2),
+    (["red circle circle", "square blue red red", "red above circle a red", "red red blue circle square circle blue"],
+     [["red", "above square red circle circle"], ["circle blue red", "square blue red red red"],
+      ["red above circle a red red blue red a", "above"],
+      ["square blue red red blue circle square circle blue", "red blue red blue red"]], 2),
+    (["above red a", "red red above above square blue red", "a blue blue a blue above a"],
+     [["above red a square a", "a"], ["above", "circle blue red red red above above square blue red square blue above"],
+      ["a blue blue a blue above a square", "square a red circle circle blue"]], 3),
+    (["circle circle a red above above above", "circle square circle circle square square a",
+      "a above red a red circle blue", "blue blue blue square blue"],
+     [["red red blue", "a red circle circle circle a red above above above square"],
+      ["red circle circle square circle circle square square a circle above", "above square above"],
+      ["blue a above red a red circle blue", "red blue a above square a"], ["above blue blue blue square blue", "a a red a"]],
+     1),
+    (["square square circle a circle circle circle", "a red a above blue above a"],
+     [["above square", "square blue square square circle a circle circle circle above a blue"],
+      ["square a a above blue", "a above a red a above blue above a"]], 1),
+    (["above a a circle"], [["a above circle", "above a a circle a"]], 2),
+    (["above circle", "above a above", "red a blue a square red red", "above blue"],
+     [["above", "red above circle"], ["above", "a above a above above"],
+      ["red a blue a square red red circle red", "square circle red a a"], ["above blue circle", "square"]], 1),
+)
+
+
+def golden_cases(reference) -> dict[str, list]:
+    """This part's golden data, computed with `reference` (the module solutions.bleu; python -m instructor golden):
+    the n-gram counts as [[n-gram words, count], ...], the clipped counts as [matches, total], the brevity cases'
+    BLEU-1 .. BLEU-max_n."""
+    return {"ngram_counts": [[[list(g), c] for g, c in reference.ngram_counts(tokens, n).items()]
+                             for tokens, n in NGRAM_CASES],
+            "clipped_counts": [list(reference.clipped_counts(hyp, refs, n)) for hyp, refs, n in CLIPPED_CASES],
+            "brevity": [reference.corpus_bleu(*case) for case in BREVITY_CASES],
+            "ties": [reference.corpus_bleu(*case) for case in TIE_CASES]}
+
+
+def _golden(name: str) -> list:
+    return golden.load("bleu", FINGERPRINT)[name]
+
+
+def _counter(pairs: list) -> dict:
+    return {tuple(words): count for words, count in pairs}
 
 
 # -- public checks ------------------------------------------------------------------------------------
@@ -176,37 +260,33 @@ def _check_clipped(student, hyp, refs, n):
 @check(timeout=30)
 def ngram_counts_is_the_counter_of_ngrams(student, ctx):
     """ngram_counts returns a Counter of every run of n words (n-gram tuples), empty when the caption is shorter."""
-    @PUBLIC
+    now = current_round()
+    if now.public:
+        for (tokens, n), expected in zip(NGRAM_CASES, _golden("ngram_counts")):
+            _check_ngram_counts(student, tokens, n, _counter(expected))
+        return
+
+    @FEW
     @given(bleu_words(4, 0, 7), st.integers(1, 4))
-    def prop(tokens, n):
-        _check_ngram_counts(student, tokens, n)
-    _check_ngram_counts(student, "a red circle above a red square".split(), 2)
-    prop()
+    def graders(tokens, n):
+        _check_ngram_counts(student, tokens, n, dict(now.reference("bleu").ngram_counts(tokens, n)))
+    graders()
 
 
 @check(timeout=30)
 def clipped_counts_clip_at_the_most_in_one_reference(student, ctx):
     """clipped_counts credits each n-gram at most as often as one reference has it (Papineni: 2 of 7)."""
-    cat = [r.split() for r in CAT_REFS]
-    for hyp, refs, n in (("the the the the the the the", cat, 1),      # Papineni's example: (2, 7)
-                         ("the cat the cat", cat, 1),                  # the: min(2, 2) -> 2; cat: min(2, 1) -> 1
-                         ("the cat is on the mat", cat, 2),            # (5, 5)
-                         ("the cat", cat, 3),                          # shorter than n: (0, 0)
-                         ("a a a", [["a", "a"], ["a", "b", "a"]], 1)):  # the most in one reference (2), not the sum (4)
-        _check_clipped(student, hyp.split(), refs, n)
+    now = current_round()
+    if now.public:
+        for (hyp, refs, n), expected in zip(CLIPPED_CASES, _golden("clipped_counts")):
+            _check_clipped(student, hyp, refs, n, tuple(expected))
+        return
 
-    @PUBLIC
+    @FEW
     @given(bleu_sentence(vocab=3, max_words=6), st.integers(1, 3))
-    def prop(sentence, n):
-        _check_clipped(student, *sentence, n)
-    prop()
-
-
-def _bleu(precisions: list[float], c: int, r: int) -> list[float]:
-    """BLEU-1 .. BLEU-len(precisions) from the clipped precisions p_n (all positive) and the lengths c > 0 and r:
-    BP times the geometric mean of p_1 .. p_N (the spec's closed form)."""
-    bp = 1.0 if c > r else math.exp(1 - r / c)
-    return [bp * math.exp(sum(map(math.log, precisions[:n])) / n) for n in range(1, len(precisions) + 1)]
+    def graders(sentence, n):
+        _check_clipped(student, *sentence, n, now.reference("bleu").clipped_counts(*sentence, n))
+    graders()
 
 
 # (what the case shows, hyps, refs, max_n or None for the default 4, the expected BLEU-1 .. BLEU-N in closed form).
@@ -217,7 +297,7 @@ WORKED = (
      ["the cat is on the mat"], [["the cat is on the mat and it is asleep"]], None, [math.exp(1 - 10 / 6)] * 4),
     ("the scene read from the other object (lecture): p_1 = 6/7, p_2 = 4/6, p_3 = 2/5, c = r = 7",
      ["a red circle above a blue square"], [["a blue square below a red circle"]], 3,
-     _bleu([6 / 7, 4 / 6, 2 / 5], 7, 7)),
+     [6 / 7, (6 / 7 * 4 / 6) ** (1 / 2), (6 / 7 * 4 / 6 * 2 / 5) ** (1 / 3)]),
     ("Papineni's clipping: p_1 = 2/7, c = r = 7", ["the the the the the the the"], [CAT_REFS], 1, [2 / 7]),
     ("precision summed over the corpus: p_1 = (3 + 6) / (3 + 7), not the mean of 3/3 and 6/7",
      ["a red circle", "a blue square above a green triangle"],
@@ -243,7 +323,7 @@ def corpus_bleu_reproduces_the_worked_examples(student, ctx):
         @given(bleu_corpus(max_sentences=4, min_words=1), st.one_of(st.none(), st.integers(1, 4)))
         def graders(corpus, max_n):
             hyps, refs = corpus
-            assume(not has_length_tie(hyps, refs) and not decided_by_a_convention(hyps, refs, max_n))
+            assume(not has_length_tie(hyps, refs) and not decided_by_a_convention(hyps, refs, max_n, now.reference("bleu")))
             expected = now.reference("bleu").corpus_bleu(hyps, refs, *(() if max_n is None else (max_n,)))
             case = _describe(hyps, refs, max_n)
             _expect_scores("corpus_bleu", _corpus_bleu(student, hyps, refs, max_n, case), expected, RTOL, ATOL, case)
@@ -267,51 +347,68 @@ def bleu_of_a_corpus_against_itself_is_one(student, ctx):
     prop()
 
 
-def _brevity(student, corpus):
+def _brevity(student, corpus, expected: list[float]):
+    """corpus_bleu on a corpus where every p_n = 1, against `expected` (the brevity penalty, max_n times: golden
+    data, or the reference's in the grader's round). The message names c and the r that this penalty means."""
     hyps, refs, max_n = corpus
-    c, r = _closest_lengths(hyps, refs)
-    bp = 1.0 if c > r else math.exp(1 - r / c)
-    case = f"{_describe(hyps, refs, max_n)}; every p_n = 1, c = {c}, r = {r}"
-    _expect_scores(f"corpus_bleu = BP ({'c > r: 1' if c > r else 'c <= r: exp(1 - r/c)'})",
-                   _corpus_bleu(student, hyps, refs, max_n, case), [bp] * max_n, RTOL, ATOL, case)
+    c, bp = sum(len(h.split()) for h in hyps), expected[0]
+    lengths = f"c = {c} > r" if bp == 1.0 else f"c = {c}, r = {round(c * (1 - math.log(bp)))}"
+    case = f"{_describe(hyps, refs, max_n)}; every p_n = 1, {lengths}"
+    _expect_scores(f"corpus_bleu = BP ({'c > r: 1' if bp == 1.0 else 'c <= r: exp(1 - r/c)'})",
+                   _corpus_bleu(student, hyps, refs, max_n, case), expected, RTOL, ATOL, case)
 
 
 @check(timeout=30)
 def brevity_penalty_uses_the_closest_reference_lengths(student, ctx):
     """With every p_n = 1, BLEU-N is the brevity penalty: 1 if c > r, else exp(1 - r/c), r the closest lengths."""
-    @PUBLIC
+    now = current_round()
+    if now.public:
+        for corpus, expected in zip(BREVITY_CASES, _golden("brevity")):
+            _brevity(student, corpus, expected)
+        return
+
+    @FEW
     @given(bleu_brevity_corpus(max_n=3, max_sentences=3))
-    def prop(corpus):
+    def graders(corpus):
         assume(not has_length_tie(*corpus[:2]))
-        _brevity(student, corpus)
-    prop()
+        _brevity(student, corpus, now.reference("bleu").corpus_bleu(*corpus))
+    graders()
 
 
 @check(timeout=30)
 def closest_length_ties_go_to_the_shorter_reference(student, ctx):
     """When two references are equally close in length, r counts the shorter one, whatever their order."""
-    @PUBLIC
+    now = current_round()
+    if now.public:
+        for corpus, expected in zip(TIE_CASES, _golden("ties")):
+            _brevity(student, corpus, expected)
+        return
+
+    @FEW
     @given(bleu_brevity_corpus(max_n=4, max_sentences=4, tie=True))
-    def prop(corpus):
-        _brevity(student, corpus)
-    prop()
+    def graders(corpus):
+        _brevity(student, corpus, now.reference("bleu").corpus_bleu(*corpus))
+    graders()
 
 
-# (what the case shows, hyps, refs, max_n or None for the default 4): corpora where p_k = 0 for some k, or c = 0.
+# (what the case shows, hyps, refs, max_n or None for the default 4, k): corpora where p_k = 0 (worked out by hand),
+# or c = 0 (k = 1).
 ZEROS = (
     ("the scene read from the other object (lecture): no shared 4-gram, so p_4 = 0",
-     ["a red circle above a blue square"], [["a blue square below a red circle"]], None),
+     ["a red circle above a blue square"], [["a blue square below a red circle"]], None, 4),
     ("Papineni's clipping: no candidate bigram is in a reference, so p_2 = 0", ["the the the the the the the"],
-     [CAT_REFS], 2),
+     [CAT_REFS], 2, 2),
     ("no candidate has 3 words, so the corpus has no 3-grams: p_3 = 0", ["a red", "a"],
-     [["a red circle"], ["a blue square"]], 3),
-    ("an empty candidate: c = 0", [""], [["a red circle"]], None),
+     [["a red circle"], ["a blue square"]], 3, 3),
+    ("an empty candidate: c = 0", [""], [["a red circle"]], None, 1),
 )
 
 
-def _check_zeros(student, hyps: list[str], refs: list[list[str]], max_n: int | None, what: str = "") -> None:
-    """BLEU-k .. BLEU-max_n are exactly 0 (k = first_zero_order: c = 0 or p_k = 0) and BLEU-1 .. BLEU-(k-1) > 0."""
-    zero_from, top = first_zero_order(hyps, refs, max_n), 4 if max_n is None else max_n
+def _check_zeros(student, hyps: list[str], refs: list[list[str]], max_n: int | None, zero_from: int,
+                 what: str = "") -> None:
+    """BLEU-k .. BLEU-max_n are exactly 0 (k = zero_from, known by construction: c = 0, or p_k = 0 while p_1 ..
+    p_(k-1) > 0) and BLEU-1 .. BLEU-(k-1) > 0."""
+    top = 4 if max_n is None else max_n
     empty = not any(h.split() for h in hyps)
     case = f"{what}; {_describe(hyps, refs, max_n)}" if what else \
         f"{_describe(hyps, refs, max_n)}; " + ("c = 0" if empty else f"p_{zero_from} = 0")
@@ -331,17 +428,19 @@ def _check_zeros(student, hyps: list[str], refs: list[list[str]], max_n: int | N
 def bleu_is_zero_when_a_precision_is_zero_or_c_is_zero(student, ctx):
     """BLEU-N is 0 when some p_n (n <= N) is 0 or c = 0, while the lower orders stay positive."""
     if current_round().public:
-        for what, hyps, refs, max_n in ZEROS:
-            _check_zeros(student, hyps, refs, max_n, what)
+        for what, hyps, refs, max_n, zero_from in ZEROS:
+            _check_zeros(student, hyps, refs, max_n, zero_from, what)
 
     def run(kind):
         @FEW
         @given(bleu_zero_corpus(kind))
         def prop(corpus):
             hyps, refs, max_n, k = corpus
-            assert first_zero_order(hyps, refs, max_n) == (1 if kind == "empty" else k), "a zero corpus built wrong"
-            _check_zeros(student, hyps, refs, max_n)
+            _check_zeros(student, hyps, refs, max_n, 1 if kind == "empty" else k)
         prop()
 
     for kind in ("crossed", "short", "empty"):  # p_k = 0 by crossed runs, no k-grams at all, c = 0
         run(kind)
+
+
+FINGERPRINT = golden.fingerprint(NGRAM_CASES, CLIPPED_CASES, BREVITY_CASES, TIE_CASES, golden_cases)

@@ -1,6 +1,11 @@
-"""Part 6 public checks: the schedule table of LSTM-A1..A5 and its inputs kept in the autograd graph, the state the prefix leaves in the given LSTM cell and
-step-by-step decoding against teacher forcing, both against nn.LSTMCell with the same injected weights. (The part's
-hidden checks: autograder/grader/checks/lstm_a.py; A4 trained on hidden data: autograder/grader/training.py.)
+"""Part 6 public checks: the schedule table of LSTM-A1..A5 and its inputs kept in the autograd graph, the state the
+prefix leaves in the LSTM cell and step-by-step decoding against teacher forcing. (The part's hidden checks:
+autograder/grader/checks/lstm_a.py; A4 trained on hidden data: autograder/grader/training.py.)
+
+Expected values: the schedule from the spec's table (TABLE, written out here) and the gradients' closed form; the
+state after the prefix and teacher forcing's log-probabilities from golden data (autograder/public/golden/lstm_a.pt),
+the reference model holding the injected weights, run on the fixed public cases by `python -m instructor golden`.
+In the grader's round those two checks draw sizes and weights of their own, scored by the reference there.
 
 Every model check injects all parameters explicitly (a float64 state dict generated here from the case's
 seed), so nothing depends on the student's construction order or random draws. Tensors returned by
@@ -11,9 +16,9 @@ import torch
 import torch.nn.functional as F
 from hypothesis import example, given
 from hypothesis import strategies as st
-from torch import nn
 
-from autograder.public.checks import check
+from autograder.public import golden
+from autograder.public.checks import check, current_round
 from autograder.public.compare import expect, expect_tensor, expect_tuple, type_name
 from autograder.public.strategies import FEW, LSTM_A_VARIANTS, examples, lstm_a_sizes, lstm_a_unknown_variants, seeds, tensor
 from shared.vocab import END, PAD, START
@@ -28,13 +33,37 @@ TABLE = {
     "A5": (("image",), "attr"),
 }
 INPUT_NAME = {"image": "image_input", "attr": "attr_input"}
-# float64 end to end: a correct implementation agrees with the oracle to rounding (~1e-15); a wrong schedule
+# float64 end to end: a correct implementation agrees with the reference to rounding (~1e-15); a wrong schedule
 # or a lost state is off by 1e-2 or more.
 RTOL, ATOL = 1e-7, 1e-9
 STEPS = examples(6)  # step-by-step decoding costs T calls per variant: fewer examples
 # The first case of every model property (an explicit example: it runs first and, when the code under test
 # raises, fails at once instead of being shrunk): E != H, DV == E, two prefix steps for A2/A3.
 FIRST = dict(seed=0, N=2, T=4, V=5, D=2, L=2, E=3, H=4, DV=3, n_attr=3)
+# The model checks' public cases (FIRST, then small sizes with one caption, one word, one location, E != DV, ...):
+# their expected values are golden data; the grader's round draws sizes of its own (lstm_a_sizes).
+INIT_STATE_SIZES = (
+    FIRST,
+    dict(seed=0, N=1, T=2, V=4, D=1, L=1, E=1, H=1, DV=1, n_attr=1),
+    dict(seed=0, N=1, T=2, V=4, D=1, L=1, E=4, H=1, DV=4, n_attr=1),
+    dict(seed=24823, N=2, T=4, V=8, D=3, L=4, E=4, H=2, DV=4, n_attr=6),
+    dict(seed=428, N=4, T=3, V=6, D=4, L=1, E=2, H=1, DV=2, n_attr=4),
+    dict(seed=36466, N=3, T=2, V=7, D=3, L=1, E=3, H=4, DV=5, n_attr=2),
+    dict(seed=14, N=1, T=5, V=5, D=3, L=2, E=4, H=5, DV=4, n_attr=2),
+    dict(seed=2147483647, N=4, T=3, V=6, D=2, L=3, E=5, H=1, DV=4, n_attr=6),
+    dict(seed=1365068, N=1, T=5, V=6, D=3, L=2, E=3, H=6, DV=3, n_attr=4),
+    dict(seed=728599069, N=4, T=5, V=6, D=2, L=4, E=2, H=4, DV=2, n_attr=2),
+    dict(seed=686, N=1, T=6, V=8, D=1, L=2, E=4, H=4, DV=3, n_attr=3),
+)
+STEP_SIZES = (
+    FIRST,
+    dict(seed=0, N=1, T=2, V=4, D=1, L=1, E=1, H=1, DV=1, n_attr=1),
+    dict(seed=733, N=4, T=2, V=5, D=2, L=4, E=3, H=2, DV=4, n_attr=5),
+    dict(seed=2834199, N=4, T=6, V=5, D=2, L=3, E=4, H=3, DV=4, n_attr=3),
+    dict(seed=114076, N=2, T=3, V=6, D=2, L=1, E=4, H=4, DV=4, n_attr=2),
+    dict(seed=2532, N=4, T=5, V=5, D=2, L=1, E=6, H=4, DV=6, n_attr=2),
+    dict(seed=92058, N=2, T=3, V=6, D=1, L=3, E=5, H=1, DV=5, n_attr=2),
+)
 
 
 
@@ -75,41 +104,56 @@ def _inputs(sizes: dict, dtype=torch.float64):
     return features, attributes, captions
 
 
-def _oracle_init_state(variant: str, weights: dict, features: torch.Tensor, attributes: torch.Tensor):
-    """(h, c, per_step) from the table and an nn.LSTMCell holding the injected weights."""
-    w = weights
-    E, H = w["emb.weight"].shape[1], w["cell.weight_hh"].shape[1]
-    cell = nn.LSTMCell(E, H, dtype=w["cell.weight_ih"].dtype)
-    with torch.no_grad():
-        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
-            getattr(cell, name).copy_(w[f"cell.{name}"])
-        v = torch.relu(F.linear(features.flatten(1), w["fc.weight"], w["fc.bias"]))
-        named = {"image": F.linear(v, w["Tv.weight"], w["Tv.bias"]),
-                 "attr": F.linear(attributes, w["Ta.weight"], w["Ta.bias"])}
-        n = features.shape[0]
-        h, c = features.new_zeros(n, H), features.new_zeros(n, H)
-        prefix, per_step = TABLE[variant]
-        for name in prefix:
-            h, c = cell(named[name], (h, c))
-        return h, c, (features.new_zeros(n, E) if per_step is None else named[per_step])
+def reference_model(reference, variant: str, sizes: dict, weights: dict):
+    """The reference's LSTMA (`reference`: the module solutions.lstm_a) of these sizes holding `weights`, in their
+    dtype, in eval mode."""
+    s = sizes
+    model = reference.LSTMA(variant, n_vocab=s["V"], D=s["D"], L=s["L"], E=s["E"], H=s["H"], n_attr=s["n_attr"],
+                            DV=s["DV"]).to(weights["cell.weight_ih"].dtype)
+    model.load_state_dict(weights)
+    return model.eval()
 
 
-def _oracle_log_probs(variant: str, weights: dict, features: torch.Tensor, attributes: torch.Tensor,
-                      captions: torch.Tensor) -> torch.Tensor:
-    """Teacher forcing's log-probabilities (N, T-1, V) from the table and an nn.LSTMCell holding the injected
-    weights: the prefix (_oracle_init_state), then one cell step per input word emb(captions[:, t]) + per_step."""
-    w = weights
-    E, H = w["emb.weight"].shape[1], w["cell.weight_hh"].shape[1]
-    cell = nn.LSTMCell(E, H, dtype=w["cell.weight_ih"].dtype)
-    h, c, per_step = _oracle_init_state(variant, weights, features, attributes)
-    steps = []
+def expected_init_state(reference, variant: str, sizes: dict) -> tuple[torch.Tensor, ...]:
+    """(h, c, per_step): the reference's init_state on the case of `sizes` (_weights, _inputs), float64."""
+    features, attributes, _ = _inputs(sizes)
     with torch.no_grad():
-        for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
-            getattr(cell, name).copy_(w[f"cell.{name}"])
-        for t in range(captions.shape[1] - 1):
-            h, c = cell(w["emb.weight"][captions[:, t]] + per_step, (h, c))
-            steps.append(F.log_softmax(F.linear(h, w["out.weight"], w["out.bias"]), -1))
-    return torch.stack(steps, 1)
+        return tuple(reference_model(reference, variant, sizes, _weights(sizes)).init_state(features, attributes))
+
+
+def expected_log_probs(reference, variant: str, sizes: dict) -> torch.Tensor:
+    """Teacher forcing's log-probabilities (N, T-1, V): the reference's forward on the case of `sizes`, float64."""
+    features, attributes, captions = _inputs(sizes)
+    with torch.no_grad():
+        return F.log_softmax(reference_model(reference, variant, sizes, _weights(sizes))(features, attributes,
+                                                                                          captions), -1)
+
+
+def golden_cases(reference) -> dict[str, list]:
+    """This part's golden data, computed with `reference` (python -m instructor golden): per public case, per
+    variant (LSTM_A_VARIANTS order), the state after the prefix and the teacher-forced log-probabilities."""
+    return {"init_state": [[list(expected_init_state(reference, v, sizes)) for v in LSTM_A_VARIANTS]
+                           for sizes in INIT_STATE_SIZES],
+            "log_probs": [[expected_log_probs(reference, v, sizes) for v in LSTM_A_VARIANTS] for sizes in STEP_SIZES]}
+
+
+def for_model_cases(name: str, public_sizes: tuple, settings, run, expected) -> None:
+    """run(sizes, variant, want) on every model case of this round: in the public round the fixed sizes and their
+    golden values (golden data `name`); in the grader's, sizes drawn with `settings`, and expected(reference,
+    variant, sizes) of the grader's reference."""
+    now = current_round()
+    if now.public:
+        for sizes, wants in zip(public_sizes, golden.load("lstm_a", FINGERPRINT)[name]):
+            for variant, want in zip(LSTM_A_VARIANTS, wants):
+                run(sizes, variant, want)
+        return
+
+    @settings
+    @given(lstm_a_sizes())
+    def graders(sizes):
+        for variant in LSTM_A_VARIANTS:
+            run(sizes, variant, expected(now.reference("lstm_a"), variant, sizes))
+    graders()
 
 
 def _model_call(student, recipe: str, variant: str, sizes: dict, weights: dict, features, attributes, captions,
@@ -204,38 +248,32 @@ def schedule_keeps_the_inputs_in_the_graph(student, ctx):
 @check()
 def init_state_matches_the_lstm_cell(student, ctx):
     """init_state equals nn.LSTMCell (same weights) fed the prefix from a zero state, with the per-step input or zeros."""
-    @FEW
-    @given(lstm_a_sizes())
-    @example(FIRST)
-    def prop(sizes):
+    def run(sizes, variant, want):
         weights = _weights(sizes)
         features, attributes, _ = _inputs(sizes)
-        for variant in LSTM_A_VARIANTS:
-            describe = _describe(sizes, variant)
-            out = student.call("lstm_a.init_state_case", variant=variant, sizes=sizes, state=weights,
-                               features=features, attributes=attributes)
-            got = expect_tuple("init_state result (h, c, per_step)", out, 3, describe, exact=True)
-            want = _oracle_init_state(variant, weights, features, attributes)
-            for name, g, w in zip(("h", "c"), got, want):
-                expect_tensor(f"init_state {name}", g, w, rtol=RTOL, atol=ATOL, case=describe)
-            # zeros may come in any floating dtype; a per-step input is the float64 projection itself
-            expect_tensor("init_state per_step", got[2], want[2], rtol=RTOL, atol=ATOL, case=describe,
-                          check_dtype=TABLE[variant][1] is not None)
-    prop()
+        describe = _describe(sizes, variant)
+        out = student.call("lstm_a.init_state_case", variant=variant, sizes=sizes, state=weights,
+                           features=features, attributes=attributes)
+        got = expect_tuple("init_state result (h, c, per_step)", out, 3, describe, exact=True)
+        for name, g, w in zip(("h", "c"), got, want):
+            expect_tensor(f"init_state {name}", g, w, rtol=RTOL, atol=ATOL, case=describe)
+        # zeros may come in any floating dtype; a per-step input is the float64 projection itself
+        expect_tensor("init_state per_step", got[2], want[2], rtol=RTOL, atol=ATOL, case=describe,
+                      check_dtype=TABLE[variant][1] is not None)
+    for_model_cases("init_state", INIT_STATE_SIZES, FEW, run, expected_init_state)
 
 
 @check()
 def step_by_step_equals_teacher_forcing(student, ctx):
     """init_state then step() word by word gives teacher forcing's log-probabilities (nn.LSTMCell, same weights)."""
-    @STEPS
-    @given(lstm_a_sizes())
-    @example(FIRST)
-    def prop(sizes):
+    def run(sizes, variant, want):
         weights = _weights(sizes)
         features, attributes, captions = _inputs(sizes)
-        for variant in LSTM_A_VARIANTS:
-            describe = _describe(sizes, variant)
-            got = _model_call(student, "lstm_a.step_by_step", variant, sizes, weights, features, attributes, captions)
-            want = _oracle_log_probs(variant, weights, features, attributes, captions)
-            expect_tensor("step-by-step log-probabilities (N, T-1, V)", got, want, rtol=RTOL, atol=ATOL, case=describe)
-    prop()
+        got = _model_call(student, "lstm_a.step_by_step", variant, sizes, weights, features, attributes, captions)
+        expect_tensor("step-by-step log-probabilities (N, T-1, V)", got, want, rtol=RTOL, atol=ATOL,
+                      case=_describe(sizes, variant))
+    for_model_cases("log_probs", STEP_SIZES, STEPS, run, expected_log_probs)
+
+
+FINGERPRINT = golden.fingerprint(INIT_STATE_SIZES, STEP_SIZES, _weights, _inputs, _parameter_shapes, reference_model,
+                                 expected_init_state, expected_log_probs, golden_cases)
