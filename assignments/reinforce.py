@@ -139,18 +139,17 @@ def hard_forward(model: nn.Module, features: torch.Tensor, captions: torch.Tenso
     state = model.init_state(features)
     annotations = state[2]
     rows = torch.arange(annotations.shape[0], device=annotations.device)
-    n_steps = captions.shape[1] - 1
-    use_soft = (torch.rand(n_steps, generator=generator, device=features.device) < mix).tolist()
-    logits, weights, log_probs = [], [], []
-    for t in range(n_steps):
-        soft_context, alpha = model.attention_step(state)
+    # one draw per step, all before the first sample: whether that step reads the expected context
+    reads_soft = torch.rand(captions.shape[1] - 1, generator=generator, device=features.device) < mix
+    per_step = []   # (logits (N, V), weights (N, L), log-probability (N,)) of each input word
+    for words, soft in zip(captions[:, :-1].unbind(1), reads_soft.tolist()):
+        expected_context, alpha = model.attention_step(state)
         index, log_prob = sample_location(alpha, generator)
-        context = soft_context if use_soft[t] else annotations[rows, index]
-        step_logits, state = model.advance(captions[:, t], context, state)
-        logits.append(step_logits)
-        weights.append(alpha)
-        log_probs.append(log_prob)
-    return torch.stack(logits, 1), torch.stack(weights, 1), torch.stack(log_probs, 1)
+        read = expected_context if soft else annotations[rows, index]   # hard: the sampled location's annotation
+        word_logits, state = model.advance(words, read, state)
+        per_step.append((word_logits, alpha, log_prob))
+    logits, weights, log_probs = (torch.stack(column, 1) for column in zip(*per_step))
+    return logits, weights, log_probs
 
 
 class HardAttentionLoss:
