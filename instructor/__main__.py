@@ -1,12 +1,12 @@
 """Instructor command line: `python -m instructor {stubs [--check], lint, notebooks [--check], golden [--check],
-reproduce, nbgrader-course, handout, secret-sweep}`."""
+reproduce, nbgrader-course, handout, secret-sweep, written-pdf}`."""
 import argparse
 import sys
 
-from instructor import golden, handout, nbgrader_course, notebooks, reproduce, secret_sweep, stubs
+from instructor import golden, handout, nbgrader_course, notebooks, questions, reproduce, secret_sweep, stubs
 
 # Each command lives in its own module, which adds its subparsers through `register`.
-COMMANDS = (stubs, notebooks, golden, reproduce, nbgrader_course, handout, secret_sweep)
+COMMANDS = (stubs, notebooks, golden, reproduce, nbgrader_course, handout, secret_sweep, questions)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -226,7 +226,30 @@ def build() -> dict[str, bytes]:
     files |= _stubs()
     files |= _notebooks()
     files |= checker_files(files)
+    refuse_rubrics(files)
     return dict(sorted(files.items()))
+
+
+def refuse_rubrics(files: dict[str, bytes]) -> None:
+    """HandoutError when a file holds a line of a written question's staff rubric (instructor/rubrics/): the
+    notebooks carry the prompts and points, never the rubric."""
+    import json
+
+    from instructor.questions import rubric_texts
+
+    def readable(name: str, data: bytes) -> str:
+        text = data.decode("utf-8", "replace")
+        if name.endswith(".ipynb"):   # the cells' text, not its JSON escapes
+            text = "\n".join("".join(c.get("source", "")) for c in json.loads(text).get("cells", []))
+        return " ".join(text.split())
+
+    texts = {name: readable(name, data) for name, data in files.items()}
+    for criterion in rubric_texts():
+        words = " ".join(criterion.split())
+        for name, text in texts.items():
+            if words in text:
+                raise HandoutError(f"{name} holds the staff rubric of a written question ({words[:60]}...); "
+                                   "rubrics stay in instructor/rubrics/")
 
 
 # -- where it goes -----------------------------------------------------------------------------------------------

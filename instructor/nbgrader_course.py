@@ -3,6 +3,8 @@
     DIR/nbgrader_config.py                  course id, gradebook, what autograde may overwrite, timeouts
     DIR/source/<assignment>/<part>.py       the seven student stubs, copied from assignments/
     DIR/source/<assignment>/<assignment>.ipynb   one locked grade cell per part
+    DIR/source/<assignment>/written.ipynb   the written questions: per question a locked prompt and a manually
+                                            graded answer cell with its points (instructor/rubrics/, never the rubric)
     DIR/source/<assignment>/figures/<part>.png   each part's reference figure, shown in the notebook's introduction
     DIR/source/<assignment>/autograder/, shared/   the handout's public checker (instructor.handout.checker_files)
 
@@ -25,13 +27,14 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder.grader import rubric as rubric_mod
 from autograder.grader import templates
-from instructor import handout
+from instructor import handout, questions
 from instructor.notebooks import FIGURES, figure_path
 from instructor.stubs import committed_stubs
 from shared.parts import BY_MODULE, MODULES, PARTS
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE_ID = "captionkit"
+WRITTEN = "written.ipynb"   # the written questions: manually graded answer cells (instructor/questions.py)
 # The first line of the generated config: write_course only ever replaces a config that has it.
 CONFIG_HEADER = templates.text("nbgrader_config.py.in").splitlines()[0]
 # Any stderr output of a cell is removed before scoring (IgnorePattern): a grade cell's score is the
@@ -189,6 +192,8 @@ def write_course(out: Path, assignment: str = "captioning") -> Path:
         (source / name).parent.mkdir(parents=True, exist_ok=True)
         (source / name).write_bytes(data)
     nbformat.write(notebook, str(source / f"{assignment}.ipynb"))
+    nbformat.write(questions.nbgrader_notebook(), str(source / WRITTEN))
+    handout.refuse_rubrics({str(p.relative_to(source)): p.read_bytes() for p in source.rglob("*") if p.is_file()})
     config.write_text(config_text(), encoding="utf-8")
     return out
 
@@ -200,7 +205,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"nbgrader-course: {exc}")
         return 1
     print(f"wrote {out / 'nbgrader_config.py'} and {out / 'source' / args.assignment}/ "
-          f"({len(MODULES)} stub modules, {args.assignment}.ipynb and the public checker)")
+          f"({len(MODULES)} stub modules, {args.assignment}.ipynb, {WRITTEN} and the public checker)")
     print(f"next: cd {out} && nbgrader generate_assignment {args.assignment}   (see docs/nbgrader.md)")
     return 0
 

@@ -18,6 +18,9 @@ notebook that runs the public checks). From each source come
     assignments/tests/<part>.py  otter test file: one test case per public check of the part in
                                  autograder/grader/rubric.json, with its points, run by the public checker
 
+Each notebook ends with the part's written questions, from instructor/rubrics/<part>.yml (instructor/questions.py):
+the prompts and points in otter's manually graded question format, never the rubric.
+
 and, from the rubric, autograder/public/rubric.json: the public checks' points and numbers, what the public checker
 (autograder/public/checker.py, so the notebooks and a student's handout) reads instead of the full rubric.
 
@@ -47,6 +50,7 @@ from pathlib import Path
 
 import nbformat
 
+from instructor.questions import question_cells
 from shared.parts import BY_MODULE, MODULES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -196,6 +200,7 @@ def build_notebook(part: str, variant: str, source: str, path: str) -> str:
             out[-1].metadata["captionkit"] = {"reference_figure": figure_path(part)}
             if variant == "assignments":
                 out.append(nbformat.v4.new_markdown_cell(_figure_text(part)))
+    out += question_cells(part)   # the written questions, last: they ask about what the demos above show
     for i, cell in enumerate(out):
         cell.id = f"{part}-{i:02d}"   # stable ids: regenerating gives the same file
     nb = nbformat.v4.new_notebook(cells=out)

@@ -30,7 +30,7 @@ from traitlets.config.loader import PyFileConfigLoader
 from autograder.grader import rubric
 from autograder.grader.training import SPECS
 from autograder.public.limits import LIMITS
-from instructor import handout, nbgrader_course
+from instructor import handout, nbgrader_course, questions
 from instructor.__main__ import main
 from shared.parts import MODULES
 from tests.handout_env import CHECK_TIMEOUT, run_in, student_env
@@ -179,7 +179,8 @@ def course(released):
         with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
             plugin.export(gb)
             grades = {student: {g.name: (g.score, g.max_score, g.needs_manual_grade)
-                                for nb in gb.find_submission(ASSIGNMENT, student).notebooks for g in nb.grades}
+                                for nb in gb.find_submission(ASSIGNMENT, student).notebooks if nb.name == ASSIGNMENT
+                                for g in nb.grades}   # the written questions' notebook: tests/test_questions.py
                       for student in ("reference", "stubs", "tamper")}
         with open(base / "grades.csv", newline="") as f:
             rows = {row["student_id"]: row for row in csv.DictReader(f)}
@@ -204,7 +205,8 @@ def test_source_holds_the_stubs_and_one_locked_grade_cell_per_part(tmp_path):
     path = nbgrader_course.write_course(tmp_path / "course")
     source = path / "source" / "captioning"
     assert sorted(p.name for p in source.iterdir()) == sorted([f"{m}.py" for m in MODULES] +
-                                                               ["captioning.ipynb", "figures", "autograder", "shared"])
+                                                               ["captioning.ipynb", "written.ipynb", "figures",
+                                                                "autograder", "shared"])
     for module in MODULES:
         assert (source / f"{module}.py").read_text() == (ROOT / "assignments" / f"{module}.py").read_text()
         assert (source / "figures" / f"{module}.png").read_bytes() == \
@@ -451,7 +453,8 @@ def test_reference_gets_full_marks_and_stubs_zero(course):
                                              for p in MODULES}
     assert course["grades"]["stubs"] == {p: (0.0, points[p], False) for p in MODULES}
     rows = course["rows"]
-    total = sum(points.values())
+    # The export's maximum counts the written questions too (graded by hand; unanswered here: 0).
+    total = sum(points.values()) + sum(q.points for q in questions.all_questions())
     assert float(rows["reference"]["score"]) == sum(points[p] for p in REFERENCE_PARTS)
     assert float(rows["reference"]["max_score"]) == total
     cells = grade_cells(autograded(course, "reference"))

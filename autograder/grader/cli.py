@@ -40,10 +40,12 @@ def grade(args) -> int:
     name = args.submission.resolve().name
     _show(report, args.json, args.report, name)
     if args.staff:
-        from autograder.grader.staff import STAFF_FILE, staff_text, write_staff
+        from autograder.grader.staff import (STAFF_FILE, staff_text, with_written_answers, write_staff,
+                                             written_answers_text)
 
         path = args.staff if args.staff is not True else (args.json.parent if args.json else Path(".")) / STAFF_FILE
-        print(f"wrote {write_staff(staff_text(report, name), path)} (for the course staff only)")
+        text = with_written_answers(staff_text(report, name), written_answers_text(args.submission))
+        print(f"wrote {write_staff(text, path)} (for the course staff only)")
     return 0
 
 
@@ -127,6 +129,10 @@ def batch(args) -> int:
           f"wrote {args.out / 'grades.csv'} (maxima: grades-maxima.csv), {args.out / 'histograms.png'} and "
           f"{args.out / 'summary.html'} (staff only: it links each submission's staff view)"
           + (f" and a report.html per submission in {args.out}" if args.reports else ""))
+    from autograder.grader.staff import add_written_answers
+
+    if add_written_answers(args.submissions, args.out):   # the written questions' answers beside their rubrics
+        print(f"staff views with written answers beside their rubrics: {args.out / 'staff'}")
     if args.gradebook:
         path = _write_gradebook(args.out, args.gradebook, args.out / f"gradebook-{args.gradebook}.csv",
                                 args.submissions)
