@@ -216,3 +216,19 @@ def test_marks_stay_within_lines_and_far_lines_are_elided():
                                  "<mark>line 11 </mark>&lt;x&gt;", "line 12 &lt;x&gt;", "…"]
     with pytest.raises(SystemExit):
         main(["similarity", "nowhere", "--out", "x", "--threshold", "2"])
+
+
+def test_the_same_modules_score_the_same_in_every_process(class_folder, tmp_path):
+    """copydetect's own k-gram hash is Python's hash(), salted per process: the kit's is not."""
+    import os
+    import subprocess
+    import sys
+
+    root, _ = class_folder
+    tables = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"run{seed}"
+        subprocess.run([sys.executable, "-m", "autograder", "similarity", str(root), "--out", str(out)], check=True,
+                       cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True)
+        tables.append((out / "similarity.csv").read_text())
+    assert tables[0] == tables[1] and "alice,bob" in tables[0]

@@ -12,12 +12,15 @@ both readable by their owner alone; summary.html links the report. Never hand ei
 
 The measure is copydetect's (winnowed k-gram fingerprints of the token stream, in which every variable, function and
 class name is one letter: renaming changes nothing, and fingerprints do not depend on where a function sits in the
-file). A fingerprint of the part's stub (assignments/<part>.py: docstrings, signatures, given helpers) is boilerplate:
-code every student received matches no one. A side's similarity is the share of its fingerprinted tokens found in the
+file). The part's stub (assignments/<part>.py: docstrings, signatures, given helpers) is boilerplate: its lines are
+removed from each module before fingerprinting, and its fingerprints from what is left, so code every student
+received matches no one. The k-gram hash is a stable one (_stable_kgrams): the same modules score the same in every
+run. A side's similarity is the share of its fingerprinted tokens found in the
 other module; a pair's score is the larger of the two sides (a short module copied into a long one still shows).
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import tempfile
@@ -55,15 +58,41 @@ class Pair:
 def _copydetect():
     try:
         import copydetect
+        import copydetect.utils
     except ImportError:
         raise ValueError("similarity needs copydetect: pip install -e \".[staff]\" (docs/ta.md)") from None
     return copydetect
 
 
+def _stable_kgrams(string: str, k: int):
+    """copydetect.utils.hashed_kgrams with a hash that is the same in every process: copydetect's uses Python's
+    hash(), salted per process (PYTHONHASHSEED), so winnowing would keep other fingerprints, and a pair would score
+    differently, on every run."""
+    import hashlib
+
+    import numpy as np
+
+    return np.array([int.from_bytes(hashlib.blake2b(string[i:i + k].encode(), digest_size=8).digest(), "little",
+                                    signed=True) for i in range(len(string) - k + 1)], dtype=np.int64)
+
+
+@contextlib.contextmanager
+def _stable_hashes():
+    """Within the block, copydetect fingerprints with _stable_kgrams (its module-level k-gram hash, swapped back
+    after)."""
+    utils = _copydetect().utils
+    original, utils.hashed_kgrams = utils.hashed_kgrams, _stable_kgrams
+    try:
+        yield
+    finally:
+        utils.hashed_kgrams = original
+
+
 def _fingerprint(text: str, boilerplate=()):
     CodeFingerprint = _copydetect().CodeFingerprint
 
-    return CodeFingerprint("module.py", NOISE_TOKENS, GUARANTEE_TOKENS - NOISE_TOKENS + 1, list(boilerplate),
+    with _stable_hashes():
+        return CodeFingerprint("module.py", NOISE_TOKENS, GUARANTEE_TOKENS - NOISE_TOKENS + 1, list(boilerplate),
                            language="python", fp=io.StringIO(text))
 
 
@@ -81,17 +110,55 @@ def _quiet_compare(a, b):
         return _copydetect().compare_files(a, b)
 
 
+@dataclass(frozen=True)
+class Written:
+    """What a student wrote in a module: its lines that are not among the stub's, joined (`text`), and where each
+    lies (`lines`: (offset in `text`, offset in the module, length), in order)."""
+    text: str
+    lines: list
+
+    def in_module(self, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """`ranges` of `text` as ranges of the module, split at line ends."""
+        found = []
+        for start, end in ranges:
+            for at, origin, length in self.lines:
+                a, b = max(start, at), min(end, at + length)
+                if b > a:
+                    found.append((origin + a - at, origin + b - at))
+        return found
+
+
+def written(text: str, stub: str) -> Written:
+    """The lines of `text` that are not lines of the stub `stub` (compared without their indentation, wherever they
+    stand: a student may move a function). Removing the given code itself, not only its fingerprints, leaves no
+    fingerprint that straddles a given docstring and the first line a student wrote below it, which every correct
+    module shares."""
+    given = {line.strip() for line in stub.splitlines()}
+    pieces, kept, at, origin = [], [], 0, 0
+    for line in text.splitlines(keepends=True):
+        if line.strip() and line.strip() not in given:
+            kept.append((at, origin, len(line)))
+            pieces.append(line)
+            at += len(line)
+        origin += len(line)
+    return Written("".join(pieces), kept)
+
+
 def compare(part: str, modules: dict[str, str], stubs: Path = STUBS) -> list[Pair]:
-    """Every pair of `modules` ({submission id: text of its <part>.py}), sorted by id; the stub's code removed."""
+    """Every pair of `modules` ({submission id: text of its <part>.py}), sorted by id: what each student wrote
+    (written: the stub's lines removed), fingerprinted without the stub's fingerprints (given code moved elsewhere
+    matches no one either). The marks are ranges of the modules' own text."""
+    stub = (Path(stubs) / f"{part}.py").read_text(encoding="utf-8")
     given = boilerplate(part, stubs)
-    prints = {ident: _fingerprint(text, given) for ident, text in sorted(modules.items())}
+    own = {ident: written(text, stub) for ident, text in sorted(modules.items())}
+    prints = {ident: _fingerprint(w.text, given) for ident, w in own.items()}
     ids = list(prints)
     pairs = []
     for i, a in enumerate(ids):
         for b in ids[i + 1:]:
             tokens, (sim_a, sim_b), (slices_a, slices_b) = _quiet_compare(prints[a], prints[b])
             pairs.append(Pair(part, a, b, float(sim_a), float(sim_b), int(tokens),
-                              _ranges(slices_a), _ranges(slices_b)))
+                              own[a].in_module(_ranges(slices_a)), own[b].in_module(_ranges(slices_b))))
     return pairs
 
 
