@@ -191,3 +191,13 @@ def test_the_staff_view_shows_each_answer_beside_its_rubric(tmp_path):
     assert written.startswith("Staff view of submission") and written.count(staff.WRITTEN_HEADER) == 1
     assert written.endswith(text) and view.stat().st_mode & 0o077 == 0
     assert staff.written_answers_text(tmp_path / "out") == ""   # no notebook: nothing to add
+
+
+def test_a_part_regrade_merges_a_staff_view_that_holds_written_answers():
+    bleu = questions.load("bleu")
+    written = f"{staff.WRITTEN_HEADER}1 found\n\nWritten question 3.1 {bleu[0].key} (2 points): ...\n"
+    old = staff.with_written_answers("Staff view of a: 1 / 2, 1 failed check\nWARNING\n\n3.1 bleu.x (public, 0 of "
+                                     "1): d\n  the student saw:\n    no\n", written)
+    new = "Staff view of a: 2 / 2, 0 failed checks\nWARNING\n"
+    merged = staff.merged_text(old, new, ("bleu",))
+    assert staff.WRITTEN_HEADER not in merged and "3.1 bleu.x" not in merged

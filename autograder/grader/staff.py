@@ -62,9 +62,10 @@ def staff_text(report: GradeReport, submission: str = "") -> str:
 
 def merged_text(old: str, new: str, parts: tuple[str, ...]) -> str:
     """A staff view: `old` with the blocks of `parts` replaced by those of `new` (a regrade of those parts only),
-    in rubric order, under `new`'s header with the merge named."""
+    in rubric order, under `new`'s header with the merge named. The written answers of `old` are dropped (`batch`
+    adds them again after grading: add_written_answers)."""
     def blocks(text: str) -> list[str]:
-        return [b for b in text.strip("\n").split(SEPARATOR)[1:] if b]
+        return [b for b in with_written_answers(text, "").strip("\n").split(SEPARATOR)[1:] if b]
 
     def key(block: str) -> list[int]:
         return [int(x) for x in block.split(" ", 1)[0].split(".")]
