@@ -117,8 +117,8 @@ def written_answers_text(folder: Path) -> str:
         return ""
     answers: dict[str, str] = {}
     for path in sorted(Path(folder).glob("*.ipynb")):
-        if path.is_symlink() or not path.is_file():
-            continue
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_NOTEBOOK_BYTES:
+            continue   # a link, a device or a notebook too large to be an answer sheet: not read
         try:
             answers |= answers_in(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError, AttributeError):
@@ -140,6 +140,7 @@ def written_answers_text(folder: Path) -> str:
 
 
 WRITTEN_HEADER = "Written questions: "
+MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024   # a submitted notebook read for its answers (outputs make them large)
 
 
 def with_written_answers(text: str, written: str) -> str:
