@@ -194,6 +194,7 @@ class Worker:
         self.became = False                            # the running worker is the zygote itself
         self.starts = 0                                # workers started for the part
         self.stdout = self.work = self.requests = self.replies = None
+        self.writable: list[str] | None = None   # where the sandbox user's files may lie (writable_folders), found once
         self.dead_reason: str | None = None
         self.dead_shown: str | None = None   # the reason as a hidden check may show it (WorkerDied.shown)
         self.import_error: StudentError | None = None
@@ -524,7 +525,9 @@ class Worker:
         if self.proc is None:
             return
         if self.work is not None:
-            used, files = disk_usage(self.isolation.uid, self.work)
+            if self.writable is None:
+                self.writable = writable_folders(self.isolation.uid) if self.isolation.uid is not None else []
+            used, files = disk_usage(self.isolation.uid, self.work, self.writable)
             if used > self.limits.disk_bytes or files > self.limits.disk_files:
                 raise OverDisk(f"the worker's files took more than its disk limit ({self.limits.disk_bytes / 2 ** 20:.0f}"
                                f" MiB or {self.limits.disk_files} files): {used / 2 ** 20:.0f} MiB in {files} files")
@@ -593,14 +596,12 @@ MEMORY_TEMP_DIRS = ("/dev/shm",)   # temporary folders whose files take memory, 
 TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 
 
-def disk_usage(uid: int | None, own: Path) -> tuple[int, int]:
-    """(bytes, files and folders) a worker keeps: everything in its folder `own` and, with a sandbox user `uid`,
-    what that user owns in TEMP_DIRS but the memory-backed ones (tree_memory counts those), searched through every
-    folder it may enter (without one, files there cannot be told from the grader's). A stack, not recursion: the
-    worker chooses how deep its folders go."""
+def _walk(roots: list[tuple[str, bool]], uid: int | None, enter) -> tuple[int, int]:
+    """(bytes, entries) of what lies beneath `roots` ((folder, count everything in it)) and is counted: everything
+    where the flag is set, else what `uid` owns; a folder is searched when counted or when enter(stat) says so. A stack,
+    not recursion: the worker chooses how deep its folders go."""
     used = files = 0
-    stack = [(str(own), True)] + [(folder, False) for folder in (TEMP_DIRS if uid is not None else ())
-                                  if folder not in MEMORY_TEMP_DIRS]
+    stack = list(roots)
     while stack:
         folder, everything = stack.pop()
         try:
@@ -615,9 +616,40 @@ def disk_usage(uid: int | None, own: Path) -> tuple[int, int]:
             counted = everything or info.st_uid == uid
             if counted:
                 used, files = used + info.st_blocks * 512, files + 1
-            if entry.is_dir(follow_symlinks=False) and (counted or info.st_mode & 0o001):
+            if entry.is_dir(follow_symlinks=False) and (counted or enter(info)):
                 stack.append((entry.path, counted))
     return used, files
+
+
+def writable_folders(uid: int) -> list[str]:
+    """The folders in the disk-backed TEMP_DIRS that every user may write to (sticky /tmp-like ones, a test's drop
+    folder), found by one walk through every folder user `uid` may enter: the places besides its own where its files
+    can lie (disk_usage looks only there, at a cost that does not grow with what other users keep in /tmp)."""
+    found = [folder for folder in TEMP_DIRS if folder not in MEMORY_TEMP_DIRS]
+    stack = list(found)
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if entry.is_dir(follow_symlinks=False) and info.st_uid != uid and info.st_mode & 0o001:
+                stack.append(entry.path)
+                if info.st_mode & 0o002:
+                    found.append(entry.path)
+    return found
+
+
+def disk_usage(uid: int | None, own: Path, writable: list[str] = ()) -> tuple[int, int]:
+    """(bytes, files and folders) a worker keeps: everything in its folder `own` and, with a sandbox user `uid`,
+    what that user owns in the `writable` folders (writable_folders) and beneath (without one, files there cannot be
+    told from the grader's). The memory-backed temporary folders are tree_memory's."""
+    roots = [(str(own), True)] + [(folder, False) for folder in (writable if uid is not None else ())]
+    return _walk(roots, uid, lambda info: False)
 
 
 def empty_folder(folder: Path) -> None:
