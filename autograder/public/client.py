@@ -5,9 +5,12 @@ Student code never runs in this process. What comes back is plain data, checked 
 """
 from __future__ import annotations
 
+import ast
 import builtins
+import functools
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -35,9 +38,10 @@ TREE_MEMORY_BYTES = 6 * 1024 ** 3   # the default of Limits.tree_memory_bytes
 
 
 class StudentError(Exception):
-    """The student's code raised. `kind` is the exception type, `detail` its message, `where` the
-    lines of the student's file it came from, `case` the call that raised (set by the check that made it, else by
-    autograder.public.runner.WithinCheck: a public check's message names it)."""
+    """The student's code raised. `kind` is the exception type (one of KINDS), `detail` its message, `where` the
+    lines of the student's file it came from (the grader's own text of them: student_frames), `case` the call that
+    raised (set by the check that made it, else by autograder.public.runner.WithinCheck: a public check's message
+    names it)."""
 
     def __init__(self, kind: str, detail: str, where: str = "", case: str = ""):
         super().__init__(f"{kind}: {detail}")
@@ -249,7 +253,7 @@ class Worker:
             return
         if type(hello) is dict and hello == {"ready": True}:
             return
-        error = _error_fields(hello.get("error")) if isinstance(hello, dict) and set(hello) == {"ready", "error"} \
+        error = _error_fields(hello.get("error"), self.module, self.source) if isinstance(hello, dict) and set(hello) == {"ready", "error"} \
             and hello["ready"] is False else None
         if error is None:
             self.kill("the worker sent a malformed start-up message")
@@ -267,10 +271,11 @@ class Worker:
             self._end_zygote()
             self._start_zygote()
         timeout = deadline.left() if fresh else min(deadline.left(), FORK_SECONDS)
-        # The part's first worker is forked; every later one is a zygote itself (the running one, else a fresh one):
-        # a zygote beside a worker costs memory (the pages the worker writes are copied), and it sits beside the
-        # part's largest workers, the hidden checks' training ones, only if a first worker is not forked.
-        become, self.starts = self.starts > 0, self.starts + 1
+        # The workers of the public checks and of the grader's rounds of them are forked (runner.grade_part); the
+        # hidden checks' are a zygote itself (the running one, else a fresh one): a zygote beside a worker costs memory
+        # (the pages the worker writes are copied), so it never sits beside the part's largest workers, the hidden
+        # checks' training ones.
+        become, self.starts = self.hidden_phase, self.starts + 1
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         try:
@@ -510,7 +515,7 @@ class Worker:
             self.kill(f"sent an unreadable reply ({type(exc).__name__})", shown="sent an unreadable reply")
             raise self._death()
         if isinstance(reply, dict) and set(reply) == {"error"}:
-            error = _error_fields(reply["error"])
+            error = _error_fields(reply["error"], self.module, self.source)
             if error is not None:
                 raise StudentError(*error)
         elif isinstance(reply, dict) and set(reply) == {"ok"} and _plain(reply["ok"]):
@@ -558,15 +563,59 @@ KINDS = frozenset(name for name, value in vars(builtins).items()
                   if isinstance(value, type) and issubclass(value, BaseException)) | {"ForbiddenOpError"}
 
 
-def _error_fields(error) -> tuple[str, str, str] | None:
-    """(kind, message, where) of a well-formed error message from the worker, or None. Message and where are
-    cleaned and capped here again: the worker's own cleaning runs beside the student's code."""
+def _error_fields(error, module: str, source: str) -> tuple[str, str, str] | None:
+    """(kind, message, where) of a well-formed error message from the worker about the module `module` (its text
+    `source`), or None. The message is cleaned and capped here again (the worker's own cleaning runs beside the
+    student's code); of the worker's traceback text only the line numbers of `module`'s own lines are kept, and
+    `where` is the grader's text of those lines (student_frames)."""
     if not (isinstance(error, dict) and set(error) <= {"type", "message", "where"}
             and all(type(v) is str for v in error.values())):
         return None
     kind = error.get("type", "Exception")
     return (kind if kind in KINDS else "Exception", clean(error.get("message", ""), 800),
-            clean(error.get("where", ""), 1500))
+            student_frames(error.get("where", ""), module, source))
+
+
+# A frame as the worker writes it (traceback.format_list: two spaces, then the file, line and function). Only the
+# file and the line are read, and only a line of the student's own module counts: the file name, the function name
+# and the line's text are the worker's to choose (code compiled under any name, a replaced reducer), and would carry
+# whatever it holds, a hidden check's inputs included.
+WORKER_FRAME = re.compile(r'^  File "([^"\n]*)", line (\d{1,9}), in ', re.MULTILINE)
+FRAMES_KEPT = 3   # the innermost frames of the student's module a traceback shows
+
+
+def student_frames(where: str, module: str, source: str) -> str:
+    """The frames of the worker's traceback text `where` that name a line of the staged module `module` (whose text
+    is `source`), innermost last, at most FRAMES_KEPT, written by the grader from its own copy of the module as
+    traceback.format_list writes a frame (`File "bleu.py", line 42, in _bleu`, then the line's text); "" when none
+    does. The function is the innermost definition around the line in the grader's parse of the module."""
+    if not where:
+        return ""
+    lines, functions = _module_lines(source)
+    kept = [int(line) for file, line in WORKER_FRAME.findall(where)
+            if file == f"{module}.py" and 1 <= int(line) <= len(lines)][-FRAMES_KEPT:]
+    return "".join(f'  File "{module}.py", line {n}, in {functions.get(n, "<module>")}\n'
+                   + (f"    {clean(lines[n - 1].strip(), 200)}\n" if lines[n - 1].strip() else "") for n in kept)
+
+
+@functools.lru_cache(maxsize=8)
+def _module_lines(source: str) -> tuple[list[str], dict[int, str]]:
+    """The module's lines as Python counts them (only a line feed, a carriage return or both end one) and, for each
+    line inside a function or class, the innermost one's name (a lambda's is "<lambda>")."""
+    lines = re.split(r"\r\n|\r|\n", source)
+    if lines and lines[-1] == "":
+        lines.pop()
+    functions: dict[int, str] = {}
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):   # not Python this interpreter reads: no names
+        return lines, {n: "?" for n in range(1, len(lines) + 1)}
+    for node in ast.walk(tree):   # outer definitions before inner ones, which then overwrite them
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            name = getattr(node, "name", "<lambda>")
+            for n in range(node.lineno, (node.end_lineno or node.lineno) + 1):
+                functions[n] = name
+    return lines, functions
 
 
 MAX_DEPTH = 20

@@ -217,18 +217,22 @@ def _brief(value, limit: int = 60) -> str:
 
 
 def run_check(chk: Check, worker: StudentWorker, ctx, visible: bool, grader_round: Round | None = None) -> Outcome:
-    """One check's Outcome: its public round, then, if it passed and `grader_round` is given (the grader, for a
-    public check), the same check on the grader's own cases (the public round's output kept as public_round)."""
-    outcome = _run_round(chk, worker, ctx, visible, PUBLIC_ROUND)
+    """One check's Outcome: its public round, then, if it passed and `grader_round` is given, the same check on the
+    grader's own cases (the public round's output kept as public_round), in the same worker. For a check whose
+    module may keep what it is passed: grade_part runs the grader's rounds in a worker of their own instead."""
+    outcome = run_round(chk, worker, ctx, visible, PUBLIC_ROUND)
     if grader_round is None:
         return outcome
-    public = outcome.output
-    if outcome.passed:
-        outcome = _run_round(chk, worker, ctx, visible, grader_round)
-    return replace(outcome, public_round=public)
+    return with_grader_round(outcome, run_round(chk, worker, ctx, visible, grader_round) if outcome.passed else None)
 
 
-def _run_round(chk: Check, worker: StudentWorker, ctx, visible: bool, round: Round) -> Outcome:
+def with_grader_round(public: Outcome, graders: Outcome | None) -> Outcome:
+    """A public check's Outcome from its public round's and, if that passed, its grader's round's (None: not run,
+    the check then stands as its public round left it)."""
+    return replace(public if graders is None else graders, public_round=public.output)
+
+
+def run_round(chk: Check, worker: StudentWorker, ctx, visible: bool, round: Round) -> Outcome:
     try:
         with running_as("public" if visible else "hidden", round):   # hidden properties do not shrink
             chk.fn(worker, ctx)
@@ -276,13 +280,19 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
             return [result(c, False, line, 0.0, err.where) for c in checks]
         if not worker.alive:
             return [result(c, False, worker.dead_reason or "the worker did not start", 0.0) for c in checks]
-        # Public checks first, then the hidden ones in a fresh worker (serve_hidden): nothing a hidden check passes to
-        # the student's code (the same inputs on every run) can be kept and shown in a public check's feedback, and
-        # the references of earlier parts, which the training checks use, reach no worker that serves a public check.
+        # Public checks first, then the grader's rounds of those in a fresh worker (_grader_rounds), then the hidden
+        # checks in another (serve_hidden): nothing the grader's rounds or a hidden check pass to the student's code
+        # (the same inputs on every run) can be kept and shown in a public check's feedback, and the references of
+        # earlier parts, which the training checks use, reach no worker that serves a public check or its grader's
+        # round (whose outcome is shown at once).
         order = sorted(range(len(checks)), key=lambda i: entries[checks[i].name].visibility != "public")
+        publics: list[tuple[Check, Outcome, float]] = []   # public checks whose grader's round is still to run
         for step, i in enumerate(order):
             chk = checks[i]
             visible = entries[chk.name].visibility == "public"
+            if not visible and publics:
+                results = [*_grader_rounds(publics, worker, ctx, grader_round, progress, result), *results]
+                publics = []
             if not visible and (worker.deadline is None or not worker.deadline.passed):
                 worker.serve_hidden()
             t0 = time.monotonic()
@@ -291,19 +301,57 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
                 continue
             check_deadline = Deadline.after(limits.LIMITS.seconds(chk.timeout), "the check's time limit was reached")
             progress.check(f"{number}.{entries[chk.name].number}", chk.name, chk.training)
-            outcome = run_check(chk, WithinCheck(worker, check_deadline), ctx, visible,
-                                grader_round(chk) if visible and grader_round is not None else None)
+            outcome = run_round(chk, WithinCheck(worker, check_deadline), ctx, visible, PUBLIC_ROUND)
             progress.check_done()
-            results.append(result(chk, outcome.passed, outcome.output, time.monotonic() - t0, outcome.note,
-                                  outcome.todo, outcome.public_round))
+            seconds = time.monotonic() - t0
+            if visible and grader_round is not None:   # its result waits for its grader's round (_grader_rounds)
+                publics.append((chk, outcome, seconds))
+            else:
+                results.append(result(chk, outcome.passed, outcome.output, seconds, outcome.note, outcome.todo))
             if chk.training:  # the large heaps; a collection costs about 0.2 s, too much after every check
                 release_memory()
-            # A crash or a timeout costs this check; the next one (if there is time for it) gets a fresh worker.
-            if not worker.alive and step + 1 < len(order) and (worker.deadline is None or not worker.deadline.passed):
+            # A crash or a timeout costs this check; the next one (if there is time for it) gets a fresh worker. Before
+            # the first hidden check, serve_hidden starts one anyway.
+            following = step + 1 < len(order) and entries[checks[order[step + 1]].name].visibility == \
+                entries[chk.name].visibility
+            if not worker.alive and following and (worker.deadline is None or not worker.deadline.passed):
                 worker.restart()
+        if publics:
+            results = [*_grader_rounds(publics, worker, ctx, grader_round, progress, result), *results]
         return results
     finally:
         worker.close()
+
+
+def _grader_rounds(publics: list[tuple[Check, Outcome, float]], worker: StudentWorker, ctx,
+                   grader_round: Callable[[Check], Round], progress: Progress, result) -> list[CheckResult]:
+    """The results of the public checks `publics` ((check, its public round's Outcome, seconds) each, in order), once
+    those whose public round passed have run on the grader's cases too: after every public check, in a fresh worker
+    (and before the hidden checks, whose worker holds the references of earlier parts), so that nothing the grader's
+    round passes to the student's code, drawn from the hidden seed, can be kept and shown in a public check's feedback
+    at once. Each runs within what its public round left of the check's time limit."""
+    passed = [chk for chk, outcome, _ in publics if outcome.passed]
+    if passed and (worker.deadline is None or not worker.deadline.passed):
+        worker.restart()
+    results = []
+    for chk, public, seconds in publics:
+        graders = None
+        if public.passed:
+            t0 = time.monotonic()
+            if worker.deadline is not None and worker.deadline.passed:
+                graders = Outcome(False, f"not run: {worker.deadline.reached}")
+            else:
+                progress.step(f"{chk.name}: {GRADER_CASES}")
+                left = max(limits.LIMITS.seconds(chk.timeout) - seconds, 0.0)
+                graders = run_round(chk, WithinCheck(worker, Deadline.after(left, "the check's time limit was reached")),
+                                    ctx, True, grader_round(chk))
+            seconds += time.monotonic() - t0
+            if not worker.alive and chk is not passed[-1] and (worker.deadline is None or not worker.deadline.passed):
+                worker.restart()
+        outcome = with_grader_round(public, graders)
+        results.append(result(chk, outcome.passed, outcome.output, seconds, outcome.note, outcome.todo,
+                              outcome.public_round))
+    return results
 
 
 def table(report: GradeReport, show_checks: bool = True) -> str:

@@ -63,8 +63,11 @@ class CappedStream(io.TextIOBase):
         data = str(text)
         room = max(PRINT_CAP - self.written, 0)
         if room:
-            self.target.write(data[:room])
-            self.target.flush()
+            try:
+                self.target.write(data[:room])
+                self.target.flush()
+            except OSError:   # the output file is at its size limit (an earlier worker of the part may have filled it)
+                pass
         self.written += min(len(data), room)
         self.dropped += max(len(data) - room, 0)
         return len(data)
@@ -96,9 +99,12 @@ def install_references(sources: dict[str, str]) -> dict[str, types.ModuleType]:
     return modules
 
 
-def _student_frames(exc: BaseException, staging: str) -> str:
-    """The traceback lines that lie in the student's file: where their code failed, nothing of ours."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith(staging)]
+def _student_frames(exc: BaseException, path: str) -> str:
+    """The traceback lines that lie in the student's module, compiled under `path`: where their code failed,
+    nothing of ours. Only that exact name counts (code compiled under another name, even one in the same folder, is
+    not the module); the grader reads no more of these lines than the file name and the line number, and writes the
+    rest from its own copy of the module (client.student_frames)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
     for f in frames:
         f.filename = os.path.basename(f.filename)
     return "".join(traceback.format_list(frames[-3:]))
@@ -118,11 +124,12 @@ def _kind(exc: BaseException) -> str:
     return "BaseException"
 
 
-def _error(exc: BaseException, staging: str) -> dict:
+def _error(exc: BaseException, path: str) -> dict:
+    """The error message for `exc`, raised by the student's module compiled under `path`."""
     from autograder.worker.protocol import clean
 
     message = str(exc) if not isinstance(exc, RecursionError) else "maximum recursion depth exceeded"
-    return {"type": _kind(exc), "message": clean(message, 800), "where": clean(_student_frames(exc, staging), 1500)}
+    return {"type": _kind(exc), "message": clean(message, 800), "where": clean(_student_frames(exc, path), 1500)}
 
 
 def sanitize(obj, depth: int = 0):
@@ -158,10 +165,15 @@ def sanitize(obj, depth: int = 0):
     return {"__unsupported__": type(obj).__name__}
 
 
+def module_path(module: str) -> str:
+    """The name the student's module `module` is compiled under (a path that exists nowhere)."""
+    return os.path.join(SUBMISSION, f"{module}.py")
+
+
 def import_student(module: str, source: str):
     """Run the student's `source` as the module `module` (registered first, so `import <module>` inside it and
     dataclasses resolve to it)."""
-    path = os.path.join(SUBMISSION, f"{module}.py")
+    path = module_path(module)
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)   # no mtime: never evicted
     spec = importlib.util.spec_from_loader(module, loader=None, origin=path)
     mod = importlib.util.module_from_spec(spec)
@@ -204,13 +216,13 @@ def serve(module: str, requests: int, replies: int) -> None:
     try:
         student = import_student(module, source)
     except BaseException as exc:  # noqa: BLE001 (a syntax error, an exception at import, even SystemExit)
-        protocol.send(replies, {"ready": False, "error": _error(exc, SUBMISSION)})
+        protocol.send(replies, {"ready": False, "error": _error(exc, module_path(module))})
         return
     bound = bound_references(student, known)
     protocol.send(replies, {"ready": True})
     recipes._report_progress = lambda epoch, epochs, loss, tokens=None: report_epoch(
         requests, replies, epoch, epochs, loss, tokens)
-    staging = SUBMISSION
+    path = module_path(module)
     while True:
         try:
             request = protocol.receive(requests)
@@ -232,7 +244,7 @@ def serve(module: str, requests: int, replies: int) -> None:
                 result = fn(student, **request.get("kwargs", {}))
             reply = {"ok": sanitize(result)}
         except BaseException as exc:  # noqa: BLE001 (student code may raise anything, SystemExit included)
-            reply = {"error": _error(exc, staging)}
+            reply = {"error": _error(exc, path)}
         protocol.send(replies, reply)
         if time.perf_counter() - started > 0.25:  # a long call (training) leaves a large heap; a short one costs
             request = reply = result = None        # less than a collection would

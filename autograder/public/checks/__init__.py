@@ -62,7 +62,9 @@ class Round:
     (autograder/public/golden). The grader's round (grader only, for public checks): cases drawn from `seed`,
     derived from the hidden test secret, which students cannot know, so a module that returns stored answers for the
     public cases fails it; expected values from the oracle or, where only the reference knows them, from
-    `reference(part)`, the grader's reference module of a part."""
+    `reference(part)`, the grader's reference module of a part. It runs after every public check of the part, in a
+    worker of its own (autograder.public.runner.grade_part), and shows no message of the student's code: its cases
+    are not the student's to see."""
     seed: int | None = None
     reference: Callable[[str], object] | None = None
 
@@ -72,7 +74,7 @@ class Round:
 
 
 PUBLIC_ROUND = Round()
-# The visibility of the check running now and its round: the engine sets them (autograder.public.runner.run_check);
+# The visibility of the check running now and its round: the engine sets them (autograder.public.runner.run_round);
 # property settings read them (autograder.public.strategies.examples), and so do checks with fixed cases.
 _VISIBILITY: ContextVar[str] = ContextVar("visibility", default="public")
 _ROUND: ContextVar[Round] = ContextVar("round", default=PUBLIC_ROUND)

@@ -1,0 +1,150 @@
+"""What the worker sends back as text, and what of it reaches a person (docs/security.md, rows A39 and A40).
+
+A39: a location in a student's traceback is the staged module's own file name, which the grader knows, and a line
+number checked against that file: never a file name, a function name or a source line the worker chose, whose
+text student code can set to a hidden check's inputs. A40: the grader's round of every public check (its cases drawn
+from the hidden seed) runs after all public checks, in a worker of its own, so nothing it passes to the student's
+code can be shown in a public check's feedback.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from autograder.public.checks import PUBLIC_ROUND, registered, running_as
+from autograder.public.client import StudentError, _error_fields
+from autograder.public.runner import GRADER_CASES, raised_at
+from autograder.worker import recipes
+from autograder.worker.main import sanitize
+from tests.hostile import harness
+from tests.hostile.harness import assert_contained, build, run_grade
+from tests.hostile.test_hostile import BOUND, FIRST, UNCHANGED, public_and
+
+CLIPPED = "clipped_counts_clip_at_the_most_in_one_reference"   # the public bleu check after FIRST
+SOURCE = "def f(x):\n    return 1 / x\n\n\nclass Model:\n    def g(self):\n        return [f(0) for _ in 'a']\n"
+
+
+def public_ngram_cases() -> list:
+    """[[tokens, n], ...]: what the public round of FIRST sends ngram_counts, recorded as a student can record it, by
+    running the handout's check (here against the reference, in this process)."""
+    import autograder.public.checks.bleu  # noqa: F401 (registers the checks)
+    import solutions.bleu
+
+    seen = []
+
+    class Recorder:
+        def call(self, recipe, timeout=None, deadline=None, **kwargs):
+            if recipe == "bleu.ngram_counts":
+                seen.append([list(kwargs["tokens"]), kwargs["n"]])
+            return sanitize(recipes.load("bleu")[recipe](solutions.bleu, **kwargs))
+
+    (first,) = [c for c in registered("bleu") if c.name == FIRST]
+    with running_as("public", PUBLIC_ROUND):
+        first.fn(Recorder(), None)
+    assert seen
+    return seen
+
+
+@pytest.fixture(autouse=True, scope="module")
+def adopt_orphans():
+    harness.set_subreaper(True)
+    yield
+    harness.set_subreaper(False)
+    harness.reap_orphans()
+
+
+# -- A39: the location is the grader's, from the module it staged ---------------------------------------------
+
+def located(where: str, module: str = "bleu", source: str = SOURCE) -> StudentError:
+    """The StudentError the grader builds from an error message whose traceback text is `where`."""
+    fields = _error_fields({"type": "ValueError", "message": "m", "where": where}, module, source)
+    assert fields is not None
+    return StudentError(*fields)
+
+
+def test_A39_a_location_names_the_staged_module_and_a_line_of_it():
+    exc = located('  File "bleu.py", line 2, in forged_name\n    forged source line\n')
+    assert exc.where == '  File "bleu.py", line 2, in f\n    return 1 / x\n'     # the grader's own text of line 2
+    assert raised_at(exc.where) == "bleu.py:2"
+    inner = located('  File "bleu.py", line 7, in x\n    y\n  File "bleu.py", line 2, in z\n')
+    assert inner.where.splitlines()[0] == '  File "bleu.py", line 7, in g' and raised_at(inner.where) == "bleu.py:2"
+
+
+@pytest.mark.parametrize("where", [
+    '  File "LEAK<<' + "['a red circle'] " * 80 + '>>.py", line 1, in f\n',      # a long name holding inputs
+    '  File "decoding.py", line 2, in f\n',                                          # another file of the submission
+    '  File "../solutions/bleu.py", line 2, in f\n',                                  # a reference's path
+    '  File "/submission/bleu.py", line 2, in f\n',                                   # the path, not the name
+    '  File "bleu.py", line 8, in f\n',                                               # past the file's last line
+    '  File "bleu.py", line 0, in f\n',
+    '  File "bleu.py", line 10000000000000000000000, in f\n',
+    '  File "bleu.py ", line 2, in f\n',
+    'LEAK  File "bleu.py", line 2, in f\n',                                           # not at a line's start
+    '    File "bleu.py", line 2, in f\n',                                             # a source line that looks like one
+    'File "bleu.py", line 2, in f\n',
+    '  File "bleu.py", line 99, in f", line 2, in g\n',                             # a location in the function's slot
+])
+def test_A39_worker_text_that_is_not_a_line_of_the_module_is_dropped(where):
+    exc = located(where)
+    assert exc.where == "" and raised_at(exc.where) == "", exc.where
+
+
+def test_A39_only_the_last_frames_are_kept_and_nothing_else_of_the_worker_s_text():
+    hostile = "".join(f'  File "bleu.py", line {1 + i % 7}, in LEAK{i}\n    LEAK{i}\n' for i in range(50))
+    exc = located(hostile + "LEAK trailing text")
+    assert "LEAK" not in exc.where and len(exc.where.splitlines()) <= 6, exc.where
+    assert raised_at(exc.where) == f"bleu.py:{1 + 49 % 7}"
+
+
+def test_A39_the_location_is_checked_against_the_module_whatever_its_line_endings():
+    # Python ends a line at \r\n, \r or \n only (str.splitlines would also split at the form feed and U+2028 here).
+    source = "a = 1\r\nb = 2\rc = 3  # \x0c \u2028 x\ne = 4\n"
+    assert located('  File "bleu.py", line 4, in x\n', source=source).where == '  File "bleu.py", line 4, in <module>\n    e = 4\n'
+    assert located('  File "bleu.py", line 5, in x\n', source=source).where == ""
+
+
+A39_VARIANTS = ("long_name", "other_file", "location_text", "line_number", "reducer_replaced")
+
+
+@pytest.fixture(scope="module", params=A39_VARIANTS)
+def a39(request, tmp_path_factory):
+    folder = build("A39_traceback_file_name", tmp_path_factory.mktemp("A39") / "sub", VARIANT=request.param,
+                   PUBLIC_NGRAM_CASES=public_ngram_cases())
+    with public_and(UNCHANGED):
+        return request.param, run_grade(folder, ("bleu",), public_only=False)
+
+
+def _line_of(folder: Path, text: str) -> int:
+    (number,) = [i for i, line in enumerate((folder / "bleu.py").read_text().splitlines(), 1) if text in line]
+    return number
+
+
+def test_A39_a_traceback_s_file_name_carries_no_hidden_input(a39):
+    """A hidden check and the grader's round of a public check name only a line of the student's bleu.py."""
+    variant, graded = a39
+    assert_contained(graded, within=BOUND)
+    # The module's own frame (the line that ran the forged code) is all that is left of the traceback; where the
+    # worker's reducer was replaced, the one line of bleu.py its text names (a line number is the residual channel).
+    line = 3 if variant == "reducer_replaced" else _line_of(graded.folder, "exec(compile(body, name")
+    assert graded.result(UNCHANGED).output == f"your code raised ValueError at bleu.py:{line}"
+    assert graded.result(FIRST).output == f"your code raised ValueError at bleu.py:{line} {GRADER_CASES}"
+    for r in graded.results():
+        assert "LEAK" not in r.output and "LEAK" not in r.staff_note, (r.name, r.output, r.staff_note)
+
+
+# -- A40: the grader's round of a public check runs after every public check ----------------------------------
+
+def test_A40_the_grader_s_round_shows_nothing_in_a_later_public_check(tmp_path):
+    folder = build("A40_grader_round_kept_for_public", tmp_path / "sub", PUBLIC_NGRAM_CASES=public_ngram_cases())
+    graded = run_grade(folder, ("bleu",))
+    assert_contained(graded, within=BOUND)
+    clipped = graded.result(CLIPPED)
+    assert "PROBE" not in clipped.public_round and "PROBE" not in clipped.output, clipped.output
+    assert clipped.public_round == "passed"
+    # What the grader's round passed reached only that round, whose failure shows no message.
+    assert re.fullmatch(rf"your code raised RuntimeError at bleu\.py:\d+ {GRADER_CASES}", clipped.output)
+    # Each public check's public round shows what a grade without the grader's rounds shows.
+    alone = run_grade(folder, ("bleu",), grader_cases=False)
+    assert {r.name: r.public_round for r in graded.results()} == {r.name: r.output for r in alone.results()}
