@@ -7,6 +7,7 @@ import io
 import pickle
 import subprocess
 import sys
+import time
 from collections import OrderedDict
 from pathlib import Path
 
@@ -62,7 +63,7 @@ def torch_round_trip(obj):
 def tensor_facts(t: torch.Tensor) -> tuple:
     """What a tensor's arrival must keep: dtype, size, stride, offset, storage size, requires_grad, and its bytes."""
     return (t.dtype, tuple(t.shape), t.stride(), t.storage_offset(), t.untyped_storage().nbytes(), t.requires_grad,
-            t.detach().contiguous().reshape(-1).view(torch.uint8).tolist())
+            t.detach().contiguous().reshape(-1).view(torch.uint8).tolist() if t.numel() else [])
 
 
 def differences(ours, theirs, where="message") -> list[str]:
@@ -289,3 +290,90 @@ def test_plain_data_crosses_without_importing_torch():
     """A worker whose part sends plain data (recipes.WITHOUT_TORCH) never imports torch for its messages."""
     ran = subprocess.run([sys.executable, "-c", PLAIN_ROUND_TRIP], capture_output=True, text=True, check=True)
     assert ran.stdout.strip() == "False"
+
+
+# -- a reply, read under its budget (the grading process: autograder.public.client) ------------------------------
+
+def budgeted(structure: bytes | object, rows=(), storages=()):
+    return decode(forged(rows=rows, storages=storages, structure=structure), protocol.REPLY)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(messages)
+def test_a_reply_read_under_its_budget_arrives_as_any_message_does(message):
+    payload = encode(message)[protocol.HEADER.size:]
+    assert differences(decode(payload, protocol.REPLY), decode(payload)) == []
+
+
+def unfolding(levels: int, fan_out: int):
+    """A list holding `fan_out` times the list below, `levels` deep: fan_out ** levels numbers, written in a few
+    hundred bytes (pickle writes a shared object once and refers back to it)."""
+    node = 1.0
+    for _ in range(levels):
+        node = [node] * fan_out
+    return node
+
+
+def dict_keyed_by_a_shared_tuple(levels: int) -> bytes:
+    """{"ok": {t: 1}} where t holds the tuple below twice, `levels` deep, written by hand: reading it hashes t, a tree
+    of 2 ** levels tuples (building it here would hash it too)."""
+    shared = ()
+    for _ in range(levels):
+        shared = (shared, shared)
+    key = pickle.dumps(shared, protocol=2)[2:-1]        # without PROTO and STOP
+    return b"\x80\x02}X\x02\x00\x00\x00ok}" + key + b"K\x01ss."
+
+
+def test_a_reply_that_unfolds_is_refused_at_once():
+    """docs/security.md A50: 8 ** 19 numbers in 400 bytes, and a dict key that pickle's C reader would hash as 2 ** 60
+    tuples. The message reader of any other message reads them (the tuple key: hashing 2 ** 22 of them already takes
+    a measurable time), the reply reader refuses them before it builds anything of their size."""
+    graph = encode({"ok": unfolding(19, 8)})[protocol.HEADER.size:]
+    assert len(graph) < 500
+    with pytest.raises(protocol.OverBudget, match="two places"):
+        decode(graph, protocol.REPLY)
+    started = time.process_time()
+    decode(forged(structure=dict_keyed_by_a_shared_tuple(22)))
+    unbudgeted = time.process_time() - started
+    started = time.process_time()
+    with pytest.raises(protocol.OverBudget, match="two places"):
+        budgeted(dict_keyed_by_a_shared_tuple(60))
+    assert time.process_time() - started < unbudgeted / 10
+
+
+def test_a_reply_past_its_values_depth_or_data_is_refused():
+    with pytest.raises(protocol.OverBudget, match="values"):
+        budgeted({"ok": list(range(protocol.REPLY.values))})
+    with pytest.raises(protocol.OverBudget, match="deep"):
+        deep = [1]
+        for _ in range(protocol.REPLY.depth):
+            deep = [deep]
+        budgeted({"ok": deep})
+    # One string of 1 MiB in 100 places: 100 MiB for whatever walks the reply, in a message of 1 MiB.
+    big = "x" * 2 ** 20
+    with pytest.raises(protocol.OverBudget, match="MiB of data"):
+        budgeted({"ok": [big] * 100})
+    # Storages listed twice: each storage is read once, as written.
+    storage = torch.zeros(2 ** 18).numpy().tobytes()
+    with pytest.raises(protocol.OverBudget, match="storages"):
+        decode(pickle.dumps((FORMAT, [], [storage] * 100, pickle.dumps({"ok": 1})), protocol=5), protocol.REPLY)
+
+
+@pytest.mark.parametrize("structure, why", [
+    (b"\x80\x02}X\x02\x00\x00\x00ok(]2ls.", "DUP: one list in two places"),
+    (pickle.dumps(OrderedDict(a=1), protocol=2)[:-1] + b"}b.", "BUILD: attributes set on an OrderedDict"),
+    (pickle.dumps({"ok": {1, 2}}, protocol=5), "a set (no reply holds one)"),
+    (pickle.dumps({"ok": 3}, protocol=0), "protocol 0's text opcodes"),
+])
+def test_a_reply_may_use_only_the_opcodes_encode_writes(structure, why):
+    decode(forged(structure=structure))   # the reader of any other message reads it
+    with pytest.raises(MalformedMessage):
+        budgeted(structure)
+
+
+def test_a_reply_is_read_within_its_deadline():
+    """Past the deadline the reader stops (ChannelTimeout), whatever is left to read."""
+    payload = encode({"ok": [str(i) for i in range(200_000)]})[protocol.HEADER.size:]
+    with pytest.raises(protocol.ChannelTimeout):
+        decode(payload, protocol.REPLY, deadline=time.monotonic())
+    assert len(decode(payload, protocol.REPLY, deadline=time.monotonic() + 600)["ok"]) == 200_000

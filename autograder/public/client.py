@@ -238,7 +238,8 @@ class Worker:
             startup = max(deadline.left(), 1.0)
             references = self.references if self.hidden_phase else {}
             protocol.send(self.requests, {"references": references, "source": self.source}, timeout=startup)
-            hello = protocol.receive(self.replies, timeout=startup, watch=self._watch_memory)
+            hello = protocol.receive(self.replies, timeout=startup, watch=self._watch_memory,
+                                     budget=protocol.REPLY)
         except protocol.ChannelTimeout:
             self.kill(deadline.reached)
             return
@@ -484,7 +485,8 @@ class Worker:
             raise self._death(ended)
         try:
             protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs}, timeout=deadline.left())
-            reply = protocol.receive(self.replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory)
+            reply = protocol.receive(self.replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory,
+                                     budget=protocol.REPLY)
             judged = 0   # the last epoch whose captions were judged
             while type(reply) is dict and "progress" in reply:   # a training epoch ended: show it, read on
                 epoch, tokens = progress_of(reply), judged_tokens(reply)
@@ -497,7 +499,8 @@ class Worker:
                     judged = epoch[0]
                     stop = _judge(evaluate, epoch, tokens)
                     protocol.send(self.requests, {"stop": stop}, timeout=max(deadline.left(), 0.0))
-                reply = protocol.receive(self.replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory)
+                reply = protocol.receive(self.replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory,
+                                         budget=protocol.REPLY)
         except protocol.ChannelTimeout:
             self.kill(deadline.reached)
             raise self._death(ended)
@@ -510,6 +513,9 @@ class Worker:
         except (protocol.ChannelClosed, BrokenPipeError):
             why = self._why_ended()
             self.kill(why, shown=shown_exit(why))
+            raise self._death()
+        except protocol.OverBudget as exc:   # the grader's own sentence: no text of the worker's
+            self.kill(f"sent a reply over the grader's budget: {exc}", shown="sent a reply over the grader's budget")
             raise self._death()
         except Exception as exc:  # noqa: BLE001 (an unreadable or oversized reply)
             self.kill(f"sent an unreadable reply ({type(exc).__name__})", shown="sent an unreadable reply")

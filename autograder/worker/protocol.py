@@ -34,13 +34,16 @@ import struct
 import sys
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import torch
 
 HEADER = struct.Struct("!Q")
-MAX_MESSAGE = 512 * 1024 * 1024
+# The largest message of a full grade of the reference is a reply of 3.2 MB (a request: 2.1 MB; December 2026): the cap
+# is five times that, so a reply of float64 where the reference sends float32 still fits.
+MAX_MESSAGE = 16 * 1024 * 1024
 FORMAT = "captionkit-message-1"
 MAX_DEPTH = 64          # containers within containers; the worker's replies stop at 20 (main.sanitize)
 MAX_DIMS = 64
@@ -94,6 +97,23 @@ class ChannelTimeout(TimeoutError):
 
 class MessageTooLarge(ValueError):
     """A message announced more bytes than MAX_MESSAGE."""
+
+
+class OverBudget(MalformedMessage):
+    """A reply that would cost its reader more than its Budget allows. The message is the grader's own sentence."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What reading one reply may cost the grading process, however the reply was made. The largest reply of a full
+    grade of the reference holds 117 values, 6 deep, and 3.2 MB of data; a reply is a tree: a list, tuple or dict
+    in two places of it (which pickle writes once) is refused, so nothing that walks it walks more than it holds."""
+    values: int = 2 ** 20              # values in the reply, containers included, each place counted
+    data_bytes: int = 4 * MAX_MESSAGE  # bytes of its strings, bytes, integers and tensors' storages, each place counted
+    depth: int = MAX_DEPTH             # containers within containers
+
+
+REPLY = Budget()
 
 
 def clean(text: str, limit: int) -> str:
@@ -173,6 +193,114 @@ class _Structure(pickle.Unpickler):
         return found
 
 
+# -- reading a reply under a budget (the grading process) -------------------------------------------------------------
+# pickle's C reader builds what a pickle asks in C, where nothing can stop it: a dict keyed by a tuple that holds
+# another tuple twice, 60 levels down, is hashed as a tree of 2 ** 60 tuples. A reply is read by pickle's own
+# Python reader instead, with the opcodes `encode` writes and no other, a reference back to an earlier list, tuple
+# or dict refused (so the reply is a tree no larger than its pickle), dicts filled one item at a time, and the
+# deadline looked at every few hundred steps.
+
+_LEAVES = (str, bytes, int, float, bool, type(None), TensorRef)   # what a pickle may refer back to (and classes)
+_CONTAINERS = (list, tuple, dict, OrderedDict, set, frozenset, bytearray)
+_OPCODES = ("PROTO", "FRAME", "STOP", "MARK", "POP", "POP_MARK", "NONE", "NEWTRUE", "NEWFALSE", "BININT", "BININT1",
+            "BININT2", "LONG1", "LONG4", "BINFLOAT", "SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "SHORT_BINBYTES",
+            "BINBYTES", "BINBYTES8", "EMPTY_LIST", "APPEND", "APPENDS", "LIST", "EMPTY_TUPLE", "TUPLE", "TUPLE1",
+            "TUPLE2", "TUPLE3", "EMPTY_DICT", "DICT", "SETITEM", "SETITEMS", "STACK_GLOBAL", "REDUCE", "MEMOIZE",
+            "PUT", "BINPUT", "LONG_BINPUT", "GET", "BINGET", "LONG_BINGET")
+STEPS_BETWEEN_LOOKS = 512   # opcodes (or values) between two looks at the deadline
+
+
+class _Meter:
+    """Counts a reading's steps and ends it, by ChannelTimeout, once `deadline` (time.monotonic()) has passed."""
+
+    def __init__(self, deadline: float | None):
+        self.deadline, self.steps = deadline, 0
+
+    def step(self) -> None:
+        self.steps += 1
+        if self.deadline is not None and self.steps % STEPS_BETWEEN_LOOKS == 0 and time.monotonic() > self.deadline:
+            raise ChannelTimeout("the reply was not read within the time limit")
+
+
+def _metered(load):
+    def run(self):
+        self.meter.step()
+        load(self)
+    return run
+
+
+class _Budgeted(pickle._Unpickler):
+    """pickle's Python reader with only the opcodes a message needs; `allowed` maps (module, name) to what a
+    pickle may name. No list, tuple or dict is read twice (memo references to one are refused)."""
+
+    dispatch = {getattr(pickle, name)[0]: _metered(pickle._Unpickler.dispatch[getattr(pickle, name)[0]])
+                for name in _OPCODES}
+
+    def __init__(self, data: bytes, allowed: dict, meter: _Meter):
+        super().__init__(io.BytesIO(data))
+        self.allowed, self.meter, self.refers = allowed, meter, False
+
+    def find_class(self, module, name):
+        found = self.allowed.get((module, name))
+        if found is None and module == "torch" and self.allowed:
+            found = torch_globals().get((module, name))
+        if found is None:
+            raise MalformedMessage(f"a message may not name {module}.{name}")
+        self.refers = self.refers or found is TensorRef
+        return found
+
+    def _fetch(self, index: int) -> None:
+        if index not in self.memo:
+            raise MalformedMessage("a reference to nothing the message holds")
+        value = self.memo[index]
+        if isinstance(value, _CONTAINERS):
+            raise OverBudget("it holds a list, tuple or dict in two places")
+        self.append(value)
+
+    def load_get(self):
+        self._fetch(int(self.readline()[:-1]))
+
+    def load_binget(self):
+        self._fetch(self.read(1)[0])
+
+    def load_long_binget(self):
+        self._fetch(struct.unpack("<I", self.read(4))[0])
+
+    def load_setitems(self):
+        items = self.pop_mark()
+        target = self.stack[-1]
+        if type(target) not in (dict, OrderedDict):
+            raise MalformedMessage("items set on something that is not a dict")
+        for i in range(0, len(items), 2):   # one at a time: keys that share a hash cost a look at the deadline each
+            self.meter.step()
+            target[items[i]] = items[i + 1]
+
+    def load_setitem(self):
+        value, key = self.stack.pop(), self.stack.pop()
+        if type(self.stack[-1]) not in (dict, OrderedDict):
+            raise MalformedMessage("an item set on something that is not a dict")
+        self.stack[-1][key] = value
+
+    def load_reduce(self):
+        args = self.stack.pop()
+        make = self.stack[-1]
+        torch = sys.modules.get("torch")
+        if make is OrderedDict and args == ():
+            self.stack[-1] = OrderedDict()
+        elif make is TensorRef and len(args) == 1 and type(args[0]) is int:
+            self.stack[-1] = TensorRef(args[0])
+        elif torch is not None and make is torch.Size and len(args) == 1 and type(args[0]) is tuple and \
+                len(args[0]) <= MAX_DIMS and all(type(n) is int for n in args[0]):
+            self.stack[-1] = torch.Size(args[0])
+        else:
+            raise MalformedMessage("a message may make an empty OrderedDict, a tensor reference or a torch.Size only")
+
+
+
+_Budgeted.dispatch.update({getattr(pickle, name)[0]: _metered(getattr(_Budgeted, f"load_{name.lower()}"))
+                           for name in ("GET", "BINGET", "LONG_BINGET", "SETITEMS", "SETITEM", "REDUCE")})
+
+
 def _extents(values, what: str) -> tuple[int, ...]:
     if type(values) is not tuple or len(values) > MAX_DIMS or \
             not all(type(v) is int and 0 <= v <= MAX_EXTENT for v in values):
@@ -236,35 +364,98 @@ def _resolve(obj, tensors: list[torch.Tensor], done: dict[int, tuple], depth: in
     return rebuilt
 
 
-def decode(payload: bytes):
-    """The message `encode` wrote; MalformedMessage for anything else."""
+def decode(payload: bytes, budget: Budget | None = None, deadline: float | None = None):
+    """The message `encode` wrote; MalformedMessage for anything else. With `budget` (a reply, read by the grading
+    process), read by the budgeted reader: OverBudget for a message that would cost more, ChannelTimeout once
+    `deadline` (time.monotonic()) passes while it is read."""
     try:
-        return _decode(payload)
-    except MalformedMessage:
+        return _decode(payload) if budget is None else _decode_within(payload, budget, _Meter(deadline))
+    except (MalformedMessage, ChannelTimeout):
         raise
     except Exception as exc:  # noqa: BLE001 (pickle and torch raise many kinds on bad input)
         raise MalformedMessage(f"not a message ({type(exc).__name__})") from None
 
 
-def _decode(payload: bytes):
-    outer = _NoGlobals(io.BytesIO(payload)).load()
+def _parts(outer) -> tuple[list, list, bytes]:
     if type(outer) is not tuple or len(outer) != 4 or outer[0] != FORMAT:
         raise MalformedMessage("not a message of this format")
     _, rows, blobs, structure = outer
     if type(rows) is not list or type(blobs) is not list or type(structure) is not bytes \
             or not all(type(b) is bytes for b in blobs):
         raise MalformedMessage("not a message of this format")
-    tensors = []
-    if rows or blobs:
-        import torch
+    return rows, blobs, structure
 
-        # Not resizable (frombuffer's): a view beyond its storage would be refused by torch too.
-        storages = [torch.frombuffer(bytearray(b), dtype=torch.uint8) if b else torch.empty(0, dtype=torch.uint8)
-                    for b in blobs]
-        tensors = [_tensor(row, storages) for row in rows]
+
+def _tensors(rows: list, blobs: list) -> list[torch.Tensor]:
+    if not (rows or blobs):
+        return []
+    import torch
+
+    # Not resizable (frombuffer's): a view beyond its storage would be refused by torch too.
+    storages = [torch.frombuffer(bytearray(b), dtype=torch.uint8) if b else torch.empty(0, dtype=torch.uint8)
+                for b in blobs]
+    return [_tensor(row, storages) for row in rows]
+
+
+def _decode(payload: bytes):
+    rows, blobs, structure = _parts(_NoGlobals(io.BytesIO(payload)).load())
+    tensors = _tensors(rows, blobs)
     unpickler = _Structure(io.BytesIO(structure))
     obj = unpickler.load()
     return _resolve(obj, tensors, {}) if unpickler.refers else obj
+
+
+def _decode_within(payload: bytes, budget: Budget, meter: _Meter):
+    rows, blobs, structure = _parts(_Budgeted(payload, {}, meter).load())
+    if sum(len(b) for b in blobs) > len(payload) or len(rows) > budget.values:   # each storage once, as written
+        raise OverBudget("its tensors' storages are larger than the message")
+    tensors = _tensors(rows, blobs)
+    obj = _Budgeted(structure, _PLAIN_GLOBALS, meter).load()
+    tally = _Tally(budget, meter, tensors)
+    tally.count(obj, 0)
+    return _resolve(obj, tensors, {}) if tally.refers else obj
+
+
+class _Tally:
+    """Counts a decoded reply's values, depth and data against its budget (each place counted: the reply is a tree)."""
+
+    def __init__(self, budget: Budget, meter: _Meter, tensors: list):
+        self.budget, self.meter, self.tensors = budget, meter, tensors
+        self.values = self.data = 0
+        self.refers = False
+
+    def count(self, obj, depth: int) -> None:
+        self.values += 1
+        self.meter.step()
+        if self.values > self.budget.values:
+            raise OverBudget(f"it holds more than {self.budget.values:,} values")
+        kind = type(obj)
+        if kind is list or isinstance(obj, tuple):   # torch.Size is a tuple
+            self._within(depth)
+            for item in obj:
+                self.count(item, depth + 1)
+        elif kind in (dict, OrderedDict):
+            self._within(depth)
+            for key, value in obj.items():
+                self.count(key, depth + 1)
+                self.count(value, depth + 1)
+        elif kind is TensorRef:
+            self.refers = True
+            if 0 <= obj < len(self.tensors):
+                self._add(self.tensors[obj].untyped_storage().nbytes())
+        elif kind in (str, bytes):
+            self._add(len(obj))
+        elif kind is int:
+            self._add(obj.bit_length() // 8)
+
+    def _within(self, depth: int) -> None:
+        if depth >= self.budget.depth:
+            raise OverBudget(f"it is nested more than {self.budget.depth} deep")
+
+    def _add(self, size: int) -> None:
+        self.data += size
+        if self.data > self.budget.data_bytes:
+            raise OverBudget(f"it holds more than {self.budget.data_bytes // 2 ** 20} MiB of data")
 
 
 def send(fd: int, obj, timeout: float | None = None) -> None:
@@ -314,11 +505,12 @@ def _read_exactly(fd: int, n: int, deadline: float | None, watch=None) -> bytes:
     return b"".join(chunks)
 
 
-def receive(fd: int, timeout: float | None = None, watch=None):
-    """Read one message; raise ChannelTimeout after `timeout` seconds, ChannelClosed at end of file. While it
-    waits, `watch()` (if given) is called every WATCH_EVERY seconds; what it raises ends the wait."""
+def receive(fd: int, timeout: float | None = None, watch=None, budget: Budget | None = None):
+    """Read one message; raise ChannelTimeout after `timeout` seconds (reading it included), ChannelClosed at end of
+    file. While it waits, `watch()` (if given) is called every WATCH_EVERY seconds; what it raises ends the wait.
+    `budget`: the message is a reply, read within it (decode)."""
     deadline = None if timeout is None else time.monotonic() + timeout
     (size,) = HEADER.unpack(_read_exactly(fd, HEADER.size, deadline, watch))
     if size > MAX_MESSAGE:
         raise MessageTooLarge(f"a message of {size} bytes exceeds the limit of {MAX_MESSAGE}")
-    return decode(_read_exactly(fd, size, deadline, watch))
+    return decode(_read_exactly(fd, size, deadline, watch), budget, deadline)
