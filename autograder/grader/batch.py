@@ -26,18 +26,25 @@ import hashlib
 import json
 import multiprocessing
 import os
+import pickle
 import re
+import select
 import shutil
+import signal
 import stat
+import subprocess
+import sys
 import tempfile
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
 
-from autograder.grader.intake import IntakeError, Submission, discover, unpack
+from autograder.grader.intake import Submission, discover, unpack
+from autograder.grader.intake import describe_error as describe_intake_error
 from autograder.public import limits
 from autograder.public.progress import for_terminal
 from shared.parts import MODULES, PARTS
@@ -76,6 +83,7 @@ class Job:
     parts: tuple[str, ...] | None
     report: bool
     kit: str
+    watchdog: float | None = None   # wall-clock seconds the grade may take (None: default_watchdog())
 
 
 class KitMismatch(RuntimeError):
@@ -150,22 +158,142 @@ def owner_only(path: Path) -> Path:
     return path
 
 
-def grade_job(job: Job, progress=None) -> dict:
-    """Grade one submission (the task every kind of worker runs): {"results": the results.json document,
-    "report": the feedback report's HTML or None, "staff": the staff view (autograder/grader/staff.py)}. Raises KitMismatch on a worker whose kit differs.
-    progress: where the grade is (autograder/public/progress.py), for --jobs 1 on this machine."""
-    global _KIT
-    from autograder.grader.engine import grade
-    from autograder.grader.results import gradescope_results
+# Seconds a grade may run past the submission's time limit before the watchdog ends it (scaled like it): the grade's
+# own deadline comes first and leaves only the grader's work after it (the checks it marks not run, the report).
+WATCHDOG_GRACE = 120.0
 
+
+def default_watchdog() -> float:
+    """The watchdog of a grade when the batch names none: the submission's time limit plus WATCHDOG_GRACE, scaled."""
+    return limits.LIMITS.seconds(limits.LIMITS.submission + WATCHDOG_GRACE)
+
+
+def grade_job(job: Job, progress: str | None = None) -> dict:
+    """Grade one submission (the task every kind of worker runs): {"results": the results.json document,
+    "report": the feedback report's HTML or None, "staff": the staff view (autograder/grader/staff.py)}. Raises
+    KitMismatch on a worker whose kit differs, and what the grading raised.
+    The grade runs in a child process under a wall-clock watchdog (job.watchdog seconds): past it the child and
+    everything it started are killed and the documents say "grader stopped after N s", whatever the grading process
+    was doing (waiting on a worker, or stuck in work of its own). progress: a prefix to show where the grade is on
+    this terminal (--jobs 1)."""
+    global _KIT
     with _ONE_GRADE:
         _KIT = _KIT or kit_fingerprint()
         if job.kit != _KIT:
             raise KitMismatch("this worker's kit (code, hidden seed or torch version) differs from the "
                               "coordinator's; install the same kit and hidden seed on every worker (docs/batch.md)")
-        with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:   # mode 0700: root's alone
-            graded = grade(materialise(job.files, Path(tmp) / "submission"), parts=job.parts, progress=progress,
-                           time_limit=limits.LIMITS.submission)
+        return _under_watchdog(job, progress)
+
+
+# The child's program: reads (job, progress) from the file named first, writes ("ok", outcome) or ("error", exception)
+# to the descriptor named second; ends when its standard input does (the process that started it is gone).
+_CHILD = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.grader.batch import _child; "
+          "_child(sys.argv[2], int(sys.argv[3]))")
+
+
+def _under_watchdog(job: Job, progress: str | None) -> dict:
+    limit = job.watchdog or default_watchdog()
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:   # mode 0700: root's alone
+        job_file = Path(tmp) / "job.pickle"
+        job_file.write_bytes(pickle.dumps((job, progress)))
+        read_end, write_end = os.pipe()
+        try:
+            child = subprocess.Popen([sys.executable, "-c", _CHILD, str(ROOT), str(job_file), str(write_end)],
+                                     stdin=subprocess.PIPE, pass_fds=(write_end,), start_new_session=True)
+        finally:
+            os.close(write_end)
+        try:
+            data = _read_until(read_end, started + limit)
+        finally:
+            os.close(read_end)
+            if data is None:
+                _end(child)
+            child.stdin.close()
+            child.wait()
+    if data is None:
+        return _stopped(limit)
+    if not data:
+        from autograder.public.client import describe_exit
+
+        raise RuntimeError(f"the grading process ended without a result ({describe_exit(child.returncode)})")
+    status, value = pickle.loads(data)   # the grading process's own (student code never runs there)
+    if status == "error":
+        raise value
+    return value
+
+
+def _read_until(fd: int, deadline: float) -> bytes | None:
+    """Everything written to `fd` until its end, or None when `deadline` (time.monotonic()) comes first."""
+    chunks = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _end(child: subprocess.Popen) -> None:
+    """Kill the grading process, what it started (each worker leads a session of its own) and every process of a
+    sandbox user that no grader holds now."""
+    from autograder.grader.isolation import sweep_free_slots
+    from autograder.public.client import children_of
+
+    started, level = [], [child.pid]
+    while level:
+        level = [grandchild for pid in level for grandchild in children_of(pid)]
+        started.extend(level)
+    for pid in [child.pid, *started]:
+        for kill in (os.killpg, os.kill):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                kill(pid, signal.SIGKILL)
+    child.wait()
+    sweep_free_slots()
+
+
+def _stopped(seconds: float) -> dict:
+    """What grade_job returns for a grade the watchdog ended."""
+    text = (f"grader stopped after {seconds:.0f} s: grading this submission did not end in time; please tell the "
+            "course staff")
+    return {"results": {"score": 0.0, "execution_time": round(seconds, 2), "output": text, "tests": []},
+            "report": None, "staff": text}
+
+
+def _child(job_file: str, result_fd: int) -> None:
+    """The grading process of one submission (started by _under_watchdog)."""
+    threading.Thread(target=_end_with_stdin, daemon=True).start()
+    job, progress = pickle.loads(Path(job_file).read_bytes())
+    try:
+        shown = None if progress is None else for_terminal(prefix=progress, position=1)
+        outcome = ("ok", _grade_here(job, shown))
+    except Exception as exc:  # noqa: BLE001 (reported in the submission's row by the coordinator)
+        outcome = ("error", exc)
+    try:
+        data = pickle.dumps(outcome)
+    except Exception:  # noqa: BLE001 (an exception that does not pickle travels as its text)
+        data = pickle.dumps(("error", RuntimeError(f"{type(outcome[1]).__name__}: {outcome[1]}")))
+    with os.fdopen(result_fd, "wb") as f:
+        f.write(data)
+
+
+def _end_with_stdin() -> None:
+    """End this process when its standard input ends: the process that started it is gone (a killed dask worker)."""
+    while os.read(0, 4096):
+        pass
+    os._exit(1)
+
+
+def _grade_here(job: Job, progress=None) -> dict:
+    """The grade itself, in this process."""
+    from autograder.grader.engine import grade
+    from autograder.grader.results import gradescope_results
+
+    with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:   # mode 0700: root's alone
+        graded = grade(materialise(job.files, Path(tmp) / "submission"), parts=job.parts, progress=progress,
+                       time_limit=limits.LIMITS.submission)
     from autograder.grader.staff import staff_text
 
     report = None
@@ -276,14 +404,16 @@ def _done(out: Path, submission: Submission, reports: bool) -> bool:
     return _graded_tests(out, submission) == []   # unreadable: there is nothing to report
 
 
-def _prepare(submission: Submission, parts: tuple[str, ...] | None, reports: bool, kit: str) -> Job | str:
-    """The submission's Job, or the reason it cannot be read (a bad zip, an unsafe path)."""
+def _prepare(submission: Submission, parts: tuple[str, ...] | None, reports: bool, kit: str,
+             watchdog: float | None = None) -> Job | str:
+    """The submission's Job, or the reason it cannot be read (a bad zip, an unsafe path, a name the file system
+    refuses, an entry zipfile cannot extract: whatever reading it raised)."""
     with tempfile.TemporaryDirectory(prefix="captionkit-intake-") as tmp:
         try:
             files = snapshot(unpack(submission, Path(tmp)))
-        except (IntakeError, OSError) as exc:
-            return str(exc)
-    return Job(submission.id, submission.name, files, parts, reports, kit)
+        except Exception as exc:  # noqa: BLE001 (a submission that cannot be read costs only its own grade)
+            return describe_intake_error(exc)
+    return Job(submission.id, submission.name, files, parts, reports, kit, watchdog)
 
 
 def _store(out: Path, submission: Submission, outcome: dict, merge: tuple[str, ...] | None = None) -> None:
@@ -297,7 +427,7 @@ def _store(out: Path, submission: Submission, outcome: dict, merge: tuple[str, .
     legacy = folder / STAFF_FILE
     document = outcome["results"]
     staff = outcome.get("staff")
-    if merge:
+    if merge and document.get("tests"):   # a grade the watchdog stopped replaces the results: nothing to merge
         old = json.loads((folder / "results.json").read_text())
         document = merge_results(old, document, merge)
         earlier = staff_path if staff_path.is_file() else legacy
@@ -345,10 +475,15 @@ def executor(jobs: int, scheduler: str | None):
 
 
 def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, reports: bool = False,
-        parts: tuple[str, ...] | None = None, scheduler: str | None = None) -> list[dict]:
+        parts: tuple[str, ...] | None = None, scheduler: str | None = None,
+        watchdog: float | None = None) -> list[dict]:
     """Grade every submission under `submissions_root` into `out`; return the grades.csv rows. reports: also write
     each submission's feedback report. parts: regrade only these parts of the submissions graded before (merged
-    into their results.json). scheduler: the address of a dask.distributed scheduler to grade on."""
+    into their results.json). scheduler: the address of a dask.distributed scheduler to grade on. watchdog: the
+    wall-clock seconds one submission's grade may take before it is ended (default: default_watchdog())."""
+    if watchdog is not None and not watchdog > 0:
+        raise ValueError(f"watchdog: expected a positive number of seconds, got {watchdog!r}")
+    watchdog = watchdog or default_watchdog()
     if parts and (force or reports):
         raise ValueError("--part regrades parts of graded submissions and merges the results: it goes without "
                          "--force (which regrades whole submissions) and --reports (a report draws every part from "
@@ -384,12 +519,12 @@ def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, r
             tqdm(total=len(submissions), initial=len(submissions) - len(todo), unit="submission") as bar:
         futures = {}
         for s in todo:
-            job = _prepare(s, merge.get(s.id), reports, kit)
+            job = _prepare(s, merge.get(s.id), reports, kit, watchdog)
             if isinstance(job, str):
                 _unreadable(out, s, job)
                 bar.update()
             elif pool is None:   # --jobs 1: a second bar (or a line per part) says where this submission is
-                finish(s, lambda: grade_job(job, for_terminal(prefix=f"{s.id}: ", position=1)))
+                finish(s, lambda: grade_job(job, progress=f"{s.id}: "))
                 bar.update()
             else:
                 futures[pool.submit(grade_job, job)] = s

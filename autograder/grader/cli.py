@@ -122,7 +122,8 @@ def batch(args) -> int:
         similarity(args)
     try:
         rows = batch_grading.run(args.submissions, args.out, jobs=args.jobs, force=args.force, reports=args.reports,
-                                 parts=tuple(args.part) if args.part else None, scheduler=args.scheduler)
+                                 parts=tuple(args.part) if args.part else None, scheduler=args.scheduler,
+                                 watchdog=args.watchdog)
     except (IntakeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     print(f"graded {sum(batch_grading.was_graded(r) for r in rows)} of {len(rows)} submissions; "
@@ -261,6 +262,8 @@ def parser() -> argparse.ArgumentParser:
                        "listens at ADDRESS, e.g. tcp://10.0.0.5:8786 (needs the extra .[cluster]; docs/batch.md)")
     b.add_argument("--part", action="append", choices=MODULES, help="regrade only this part (repeatable) of the "
                    "submissions graded before and merge it into their results")
+    b.add_argument("--watchdog", type=float, metavar="SECONDS", help="end a submission whose grade runs longer "
+                   "(default: the submission's time limit plus 120 s; docs/batch.md)")
     b.add_argument("--force", action="store_true", help="regrade submissions that already have results")
     b.add_argument("--reports", action="store_true", help="also write DIR/<id>/report.html, the feedback report of "
                    "each submission")

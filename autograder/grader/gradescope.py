@@ -98,6 +98,10 @@ def run(root: Path) -> int:
                                      "the course staff."}, Path(root) / "results" / "results.json")
         print(f"grading passed its time limit of {limit:.0f} s")
         return 1
+    if process.exitcode != 0:   # the child writes results.json last: without it, the placeholder would stay
+        write_json_atomic({"score": 0, "execution_time": 0, "tests": [],
+                           "output": f"The autograder failed (exit status {process.exitcode}); please tell the "
+                                     "course staff."}, Path(root) / "results" / "results.json")
     return process.exitcode
 
 
@@ -107,24 +111,20 @@ def _graded_in_child(root: Path) -> None:
     import tempfile
 
     from autograder.grader.engine import grade
-    from autograder.grader.intake import IntakeError, Submission, module_folder, unpack
     from autograder.grader.results import gradescope_results, write_json_atomic
     from autograder.grader.staff import staff_text
 
     results = root / "results" / "results.json"
-    submission = root / "submission"
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="captionkit-submission-") as tmp:
-        zips = sorted(submission.glob("*.zip"))
-        folder = module_folder(submission)
-        notes = []
-        if not any((folder / f"{m}.py").exists() for m in _modules()) and len(zips) == 1:
-            try:
-                folder = unpack(Submission("upload", "", zips[0]), Path(tmp))
-            except IntakeError as exc:
-                notes.append(f"could not read {zips[0].name}: {exc}")
+        try:
+            folder = _submitted_folder(root / "submission", Path(tmp))
+        except _Unreadable as exc:   # nothing to grade: 0, and why
+            write_json_atomic({"score": 0.0, "execution_time": round(time.monotonic() - started, 2), "tests": [],
+                               "output": str(exc)}, results)
+            print(f"not graded: {exc}")
+            return
         report = grade(folder)
-        report.notes.extend(notes)
     document = gradescope_results(report)
     document["execution_time"] = round(time.monotonic() - started, 2)
     write_json_atomic(document, results)
@@ -132,6 +132,27 @@ def _graded_in_child(root: Path) -> None:
     # The staff view goes to run_autograder's stdout, which only instructors see ("stdout_visibility": "hidden").
     print(staff_text(report, "this submission"))
     sys.stdout.flush()
+
+
+class _Unreadable(Exception):
+    """The submission cannot be read; the message says why, for results.json."""
+
+
+def _submitted_folder(submission: Path, scratch: Path) -> Path:
+    """The folder holding the submitted modules: loose files, or the one zip uploaded, extracted under `scratch`.
+    Raises _Unreadable for whatever reading them raises (a bad or unsafe zip, a name the file system refuses)."""
+    from autograder.grader.intake import Submission, describe_error, module_folder, unpack
+
+    zips = []
+    try:
+        zips = sorted(submission.glob("*.zip"))
+        folder = module_folder(submission)
+        if not any((folder / f"{m}.py").exists() for m in _modules()) and len(zips) == 1:
+            folder = unpack(Submission("upload", "", zips[0]), scratch)
+    except Exception as exc:  # noqa: BLE001 (a submission that cannot be read gets 0 and the reason)
+        what = zips[0].name if len(zips) == 1 else "the submission"
+        raise _Unreadable(f"could not read {what}: {describe_error(exc)}") from None
+    return folder
 
 
 def _modules():

@@ -9,6 +9,7 @@ devices, at most MAX_FILES entries and MAX_BYTES uncompressed. The modules may s
 """
 from __future__ import annotations
 
+import re
 import stat
 import zipfile
 from dataclasses import dataclass
@@ -22,6 +23,18 @@ MAX_BYTES = 20 * 1024 * 1024
 
 class IntakeError(Exception):
     """A submission that cannot be unpacked; the message is one line."""
+
+
+def describe_error(exc: BaseException) -> str:
+    """Why reading a submission failed, in one line of at most 300 characters: an IntakeError's own message, else the
+    error's kind and what it says (for a file system error, its reason without the grader's paths)."""
+    if isinstance(exc, IntakeError):
+        text = str(exc)
+    elif isinstance(exc, OSError) and exc.strerror:
+        text = f"{type(exc).__name__}: {exc.strerror}"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return re.sub(r"[\x00-\x1f\x7f]", " ", text)[:300]
 
 
 @dataclass(frozen=True)
