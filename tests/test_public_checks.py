@@ -88,6 +88,42 @@ def test_the_bleu_golden_counts_are_the_counter_of_zipped_ngrams():
             assert checks.has_length_tie(hyps, refs) == (name == "ties"), (hyps, refs)
 
 
+def enumerated_recall(scores: torch.Tensor, k: int, ties_count_against: bool = True) -> float:
+    """Caption-to-image recall@k, column by column: the true image j of caption j ranks after every image that
+    scores at least as well (or, ties_count_against=False, strictly better). Kept here, out of the handout: a test
+    of the golden data, which must not ship an implementation of recall_at_k."""
+    n = scores.shape[0]
+    hits = 0
+    for j in range(n):
+        true = scores[j, j].item()
+        ahead = sum(1 for i in range(n) if i != j and (scores[i, j].item() >= true if ties_count_against
+                                                        else scores[i, j].item() > true))
+        hits += ahead + 1 <= k
+    return hits / n
+
+
+def test_the_recall_golden_data_is_the_enumerated_rank_of_each_true_image():
+    """Independently of the reference: each golden recall@k, and each slip the check names, is what enumerating the
+    ranks column by column gives; on random tied matrices, the reference's slips are the enumerated ones too."""
+    from autograder.public.checks import show_and_tell as checks
+    from solutions import show_and_tell as reference
+
+    def enumerated(scores, k):
+        return [enumerated_recall(scores, k), enumerated_recall(scores, k, ties_count_against=False),
+                enumerated_recall(scores, k - 1) if k > 1 else 0.0, enumerated_recall(scores.T.contiguous(), k)]
+
+    data = golden.load("show_and_tell", checks.FINGERPRINT)["recall"]
+    for (seed, n, distinct, k), values in zip(checks.RECALL_CASES, data, strict=True):
+        scores = checks.ranking_scores(seed, n, distinct)
+        for each, got in zip(checks._recall_ks(n, k), values, strict=True):
+            assert got == pytest.approx(enumerated(scores, each), abs=1e-12), (seed, n, distinct, each)
+    for seed in range(40):
+        n, distinct = 2 + seed % 7, (2, 3, 0)[seed % 3]
+        scores = checks.ranking_scores(seed, n, distinct)
+        for k in range(1, n + 1):
+            assert checks.expected_recalls(reference, scores, k) == pytest.approx(enumerated(scores, k), abs=1e-12)
+
+
 def test_the_greedy_path_of_a_toy_model_is_the_reference_greedy_decode():
     from autograder.worker.toys import ToyModel, greedy_sequence, toy_table
     from solutions.decoding import greedy_decode

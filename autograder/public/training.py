@@ -27,7 +27,6 @@ from typing import Callable
 import torch
 
 from autograder.public import limits
-from autograder.public.checks.show_and_tell import enumerated_recall
 from autograder.public.checks.stylenet import T_STYLE
 from autograder.public.client import KINDS, StudentError, StudentWorker, WorkerDied
 from autograder.public.compare import CheckFailed, expect, type_name
@@ -217,7 +216,10 @@ def recall_at_1_of(out, order: torch.Tensor) -> float:
     if not bool(torch.isfinite(scores).all()):
         text = "retrieval_scores on the trained model returned values that are not finite"
         raise CheckFailed(text, safe=text)
-    return enumerated_recall(scores.detach().double()[:, torch.argsort(order)], 1)
+    in_scene_order = scores.detach().double()[:, torch.argsort(order)]
+    # recall@1 only: a caption's true image must score strictly above every other image of its column
+    best_other = in_scene_order.masked_fill(torch.eye(n, dtype=torch.bool), float("-inf")).max(0).values
+    return (in_scene_order.diagonal() > best_other).double().mean().item()
 
 
 # -- what is published of each training check ---------------------------------------------------------------------

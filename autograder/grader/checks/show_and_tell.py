@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from torch import nn
 
 from autograder.public.checks import check
-from autograder.public.checks.show_and_tell import (F64, _expect_recall, _forward, _loss_inputs,
+from autograder.public.checks import show_and_tell as public
+from autograder.public.checks.show_and_tell import (F64, _forward, _loss_inputs,
                                                     _loss_value_and_gradient_property, _model_inputs, _randn,
                                                     _relu_step_property, _retrieval_property, _step_inputs,
                                                     ranking_scores)
@@ -110,6 +111,11 @@ def part_one_functions_leave_their_inputs_unchanged(student, ctx):
         for name, before in tensors.items():
             label = f"parameter {name}" if fn == "parameters" else f"{fn}: input {name} after the call"
             expect_tensor(label, out[fn].get(name), before, rtol=0, atol=0, case=describe)
+
+
+def _expect_recall(student, scores, k, describe):
+    """The public check's recall comparison, with the reference's answers."""
+    public._expect_recall(student, scores, k, describe, public.expected_recalls(reference, scores, k))
 
 
 @check()
