@@ -20,8 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from autograder.grader import isolation
 from autograder.grader.isolation import detect
 from autograder.public import limits
+from autograder.worker import landlock
 from tests.hostile import harness
 from tests.hostile.harness import ROOT, assert_contained, build, run_grade
 from tests.hostile.test_hostile import BOUND, FIRST, user_switch
@@ -102,6 +104,8 @@ def checkout_copy(target: Path) -> Path:
 
 
 @pytest.mark.caps
+@pytest.mark.xfail(landlock.abi() == 0, strict=True, reason="this kernel has no Landlock: a checkout that was not set "
+                   "up by bootstrap.sh or setup.sh keeps its permissions (docs/security.md, A45)")
 def test_A45_another_checkout_on_the_machine_is_unreadable(tmp_path, open_folder):
     user_switch("keeping another checkout from the worker")
     clone = checkout_copy(open_folder / "captionkit")
@@ -110,6 +114,13 @@ def test_A45_another_checkout_on_the_machine_is_unreadable(tmp_path, open_folder
     assert_contained(graded, within=BOUND)
     found = graded.probe(FIRST)
     assert all(found[name] == "PermissionError" for name in HIDDEN_IN_A_CHECKOUT), found
+
+
+def test_A45_without_landlock_the_worker_says_so_and_the_note_names_file_permissions(monkeypatch):
+    """The path of a kernel without Landlock (this one has it, ABI > 0, or the test above is an expected failure)."""
+    monkeypatch.setattr(landlock, "abi", lambda: 0)
+    assert landlock.restrict({"/usr": landlock.READ}) == "no Landlock in this kernel: reads limited by file permissions only"
+    assert "reads: file permissions only (this kernel has no Landlock)" in isolation.confinement_note(False, True)
 
 
 def test_A45_installing_a_checkout_makes_its_hidden_folders_root_only(open_folder):
