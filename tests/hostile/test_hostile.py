@@ -273,7 +273,7 @@ def test_F9_infinite_loop_ignoring_signals_is_killed(tmp_path, monkeypatch):
 
 @pytest.fixture(scope="module")
 def f10(tmp_path_factory):
-    """F10 graded once, with replies capped at 4 MiB (the real cap, 512 MiB, is the same check at a size a CI
+    """F10 graded once, with replies capped at 4 MiB (the real cap, 16 MiB, is the same check at a size a CI
     machine should not be asked to move)."""
     folder = build("F10_memory_blowup", tmp_path_factory.mktemp("F10") / "sub", also=("decoding",))
     with pytest.MonkeyPatch.context() as mp:
