@@ -203,9 +203,10 @@ def _under_watchdog(job: Job, progress: str | None) -> dict:
                                      stdin=subprocess.PIPE, pass_fds=(write_end,), start_new_session=True)
         finally:
             os.close(write_end)
+        data = None
         try:
             data = _read_until(read_end, started + limit)
-        finally:
+        finally:   # on any way out without the result (an interrupt included), the grading process is ended
             os.close(read_end)
             if data is None:
                 _end(child)
@@ -259,7 +260,7 @@ def _stopped(seconds: float) -> dict:
     text = (f"grader stopped after {seconds:.0f} s: grading this submission did not end in time; please tell the "
             "course staff")
     return {"results": {"score": 0.0, "execution_time": round(seconds, 2), "output": text, "tests": []},
-            "report": None, "staff": text}
+            "report": None, "staff": text, "stopped": True}
 
 
 def _child(job_file: str, result_fd: int) -> None:
@@ -427,7 +428,7 @@ def _store(out: Path, submission: Submission, outcome: dict, merge: tuple[str, .
     legacy = folder / STAFF_FILE
     document = outcome["results"]
     staff = outcome.get("staff")
-    if merge and document.get("tests"):   # a grade the watchdog stopped replaces the results: nothing to merge
+    if merge and not outcome.get("stopped"):   # a grade the watchdog stopped replaces the results: nothing to merge
         old = json.loads((folder / "results.json").read_text())
         document = merge_results(old, document, merge)
         earlier = staff_path if staff_path.is_file() else legacy
