@@ -24,6 +24,7 @@ import pytest
 from autograder.grader import gradescope, rubric
 from autograder.grader.checks import checks_of
 from autograder.grader.context import HIDDEN
+from instructor import golden as golden_command
 from instructor import handout
 from instructor.__main__ import main
 from shared.parts import MODULES
@@ -291,7 +292,7 @@ def test_no_hidden_seed_nor_hidden_data_is_in_the_handout(built):
     # figures (drawn on the notebooks' public scenes).
     binary = {name for name in files if name.endswith((".pt", ".png"))}
     assert binary == {f"{prefix}{name}" for prefix in ("", "zip:") for name in
-                      [*(f"autograder/public/golden/{part}.pt" for part in ("attention", "stylenet")),
+                      [*(f"autograder/public/golden/{part}.pt" for part in golden_command.PARTS),
                        *(f"figures/{part}.png" for part in MODULES)]}
     for name, data in files.items():
         if name != "zip" and not name.endswith((".pt", ".png")):
