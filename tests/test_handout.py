@@ -474,7 +474,7 @@ def test_a_bad_golden_file_stops_the_build_with_one_line(damage, message, tmp_pa
 
     from autograder.public import golden
 
-    for part in ("attention", "stylenet"):
+    for part in golden_command.PARTS:
         shutil.copy(golden.path_of(part), tmp_path / f"{part}.pt")
     monkeypatch.setattr(golden, "HERE", tmp_path)
     good = (tmp_path / "attention.pt").read_bytes()

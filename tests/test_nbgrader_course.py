@@ -30,6 +30,7 @@ from traitlets.config.loader import PyFileConfigLoader
 from autograder.grader import rubric
 from autograder.grader.training import SPECS
 from autograder.public.limits import LIMITS
+from instructor import golden as golden_command
 from instructor import handout, nbgrader_course, questions
 from instructor.__main__ import main
 from shared.parts import MODULES
@@ -259,7 +260,7 @@ def test_a_bad_golden_file_stops_the_command_with_one_line(tmp_path, monkeypatch
     """The assignment carries the handout's checker, checked as the handout build checks it."""
     from autograder.public import golden
 
-    for part in ("attention", "stylenet"):
+    for part in golden_command.PARTS:
         shutil.copy(golden.path_of(part), tmp_path / f"{part}.pt")
     (tmp_path / "attention.pt").unlink()
     monkeypatch.setattr(golden, "HERE", tmp_path)
@@ -364,7 +365,7 @@ def test_the_release_holds_no_answer(released):
     assert leaks(files, secret_check_lines()) == []
     assert hidden_data_leaks(files, hidden_fingerprints()) == []
     binary = {name for name in files if name.endswith((".pt", ".png"))}
-    assert binary == {*(f"autograder/public/golden/{part}.pt" for part in ("attention", "stylenet")),
+    assert binary == {*(f"autograder/public/golden/{part}.pt" for part in golden_command.PARTS),
                       *(f"figures/{part}.png" for part in MODULES)}
     for name, data in files.items():
         if name not in binary:
