@@ -185,7 +185,7 @@ def grade_job(job: Job, progress: str | None = None) -> dict:
         return _under_watchdog(job, progress)
 
 
-# The child's program: reads (job, progress) from the file named first, writes ("ok", outcome) or ("error", exception)
+# The child's program: reads (job, progress, time limits) from the file named first, writes ("ok", outcome) or ("error", exception)
 # to the descriptor named second; ends when its standard input does (the process that started it is gone).
 _CHILD = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.grader.batch import _child; "
           "_child(sys.argv[2], int(sys.argv[3]))")
@@ -196,7 +196,7 @@ def _under_watchdog(job: Job, progress: str | None) -> dict:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:   # mode 0700: root's alone
         job_file = Path(tmp) / "job.pickle"
-        job_file.write_bytes(pickle.dumps((job, progress)))
+        job_file.write_bytes(pickle.dumps((job, progress, limits.LIMITS)))   # the limits this process grades under
         read_end, write_end = os.pipe()
         try:
             child = subprocess.Popen([sys.executable, "-c", _CHILD, str(ROOT), str(job_file), str(write_end)],
@@ -266,7 +266,7 @@ def _stopped(seconds: float) -> dict:
 def _child(job_file: str, result_fd: int) -> None:
     """The grading process of one submission (started by _under_watchdog)."""
     threading.Thread(target=_end_with_stdin, daemon=True).start()
-    job, progress = pickle.loads(Path(job_file).read_bytes())
+    job, progress, limits.LIMITS = pickle.loads(Path(job_file).read_bytes())
     try:
         shown = None if progress is None else for_terminal(prefix=progress, position=1)
         outcome = ("ok", _grade_here(job, shown))
