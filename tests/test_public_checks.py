@@ -2,7 +2,6 @@
 golden data is what the reference gives now and fails with one line when it is missing, corrupted or stale, the
 public checker prints what the kit's `check` prints, and a module that returns the golden answers for the golden
 inputs passes the public checks but loses those points in the grader, which also runs them on its own cases."""
-import base64
 import math
 import shutil
 from collections import Counter
@@ -450,13 +449,12 @@ def test_the_graders_cases_follow_the_test_secret_not_the_training_seed():
 
 LOOKUP = '''
 
-import base64 as _base64
-import io as _io
-
 import torch as _torch
 
-# The golden file, pasted in whole: a submission is one file.
-_GOLDEN = _torch.load(_io.BytesIO(_base64.b64decode({data!r})), weights_only=True)["cases"]["captioner"]
+# The golden cases, pasted in as literals: a submission is one file (and a loader would be refused by the source scan).
+_DTYPES = {{"float32": _torch.float32, "float64": _torch.float64, "int64": _torch.int64}}
+_GOLDEN = [{{key: _torch.tensor(values, dtype=_DTYPES[dtype]) for key, (values, dtype) in case.items()}}
+           for case in {cases!r}]
 
 
 def _lookup_forward(self, features, captions):
@@ -481,9 +479,10 @@ def test_a_lookup_table_of_the_golden_data_passes_check_and_loses_the_points_in_
     which also runs every public check on cases drawn from its hidden seed, does not."""
     folder = tmp_path / "lookup"
     folder.mkdir()
-    golden_file = (ROOT / "autograder" / "public" / "golden" / "attention.pt").read_bytes()
-    (folder / "attention.py").write_text((ROOT / "solutions" / "attention.py").read_text()
-                                        + LOOKUP.format(data=base64.b64encode(golden_file).decode()))
+    golden = torch.load(ROOT / "autograder" / "public" / "golden" / "attention.pt", weights_only=True)
+    cases = [{key: (case[key].tolist(), str(case[key].dtype).removeprefix("torch."))
+              for key in ("features", "captions", "logits", "weights")} for case in golden["cases"]["captioner"]]
+    (folder / "attention.py").write_text((ROOT / "solutions" / "attention.py").read_text() + LOOKUP.format(cases=cases))
     forward = "forward_matches_the_reference_with_the_same_weights"
 
     public = {r.name: r for r in checker.check(folder, parts=("attention",)).results}
