@@ -2,22 +2,20 @@
 
 1. Substitution. Every function, method and class of what a student receives (the handout's public checks, golden
    helpers, worker, shared modules, the given code of every stub, the notebooks' code cells and otter tests) whose
-   signature fits a graded function or method (a TODO of a stub) is dropped in as the student's implementation of
-   it, and the submission is graded by the grader itself (autograder.grader.engine.grade, that part only): no check
-   may pass that fails on the stub. A candidate is pasted as a student would paste it: its source and everything of
-   its module (and of the public modules it imports) that it needs, under fresh names, called from the TODO with the
-   graded function's arguments, bound by name first (a parameter named like a graded one gets that one; in a method,
-   `model`/`module` gets `self`, `weights`/`state_dict` gets `self.state_dict()`, an attribute of the stub's class
-   gets `self.<attribute>`), the rest in order. Candidates are graded in rounds, each round one submission per part
-   that fills every TODO of the part with a candidate at once (a check that passes on the stub calls no unwritten
-   TODO, so another TODO's candidate cannot change its verdict; each candidate's code sits in a try block of its own,
-   so one that fails at import hides nothing): first by rank (the best fitting candidate of each TODO together), then
-   module by module (the candidates of one handout module together: helpers that compose into an answer). The table of
-   candidates is printed, and kept in the failure's message.
+   signature fits a graded function or method (a TODO of a stub: `binding`) is dropped in as the student's
+   implementation of it, and the submission is graded by the grader itself (autograder.grader.engine.grade, that part
+   only, training left out): no check may earn more than with no answer (the stub, or every TODO returning None). A
+   candidate is pasted as a student would paste it: its source and what it needs of its module (and of the public
+   modules it imports), under fresh names, called from the TODO with the graded function's arguments, bound by name
+   first. The candidates of one handout module are graded together (helpers that compose into an answer), and the
+   rounds of different modules that fill different TODOs share a submission (`rounds` says why that hides nothing).
+   A control pastes the reference's own functions the same way: they must pass every public check. The table of the
+   candidates, how each was bound and what each submission earned is printed (pytest shows it with a failure).
 2. Leak scan (instructor/leak_scan.py). No run of three consecutive non-trivial lines of a solution region, names
    normalised, is in the handout, the nbgrader release or the Gradescope zip's files that student code can read; no
    staff-only file of the instructor tree (a `rubrics` folder, a file marked staff-only) is in the handout or the
    release.
+Both are shown to catch what they are for on planted copies (the last two tests).
 """
 from __future__ import annotations
 
@@ -439,9 +437,10 @@ def fits(part_targets: list[Target], pool: list[Candidate]) -> dict[Target, list
 def rounds(fitting: dict[Target, list[tuple[Candidate, list]]]) -> list[Choice]:
     """The submissions of a part. For each handout module, its candidates are graded together, so that helpers of one
     module that compose into an answer meet: its round j fills each TODO it has candidates for with its j-th (or its
-    first, when it has fewer). Rounds of different modules that fill different TODOs share a submission (a check
-    that passes with no answer calls no TODO, and a check that calls a TODO calls that TODO's candidate alone, so
-    the candidates of one submission cannot hide each other's points); every candidate is graded at least once."""
+    first, when it has fewer). Rounds of different modules that fill different TODOs share a submission: a check
+    that a candidate would earn alone, every other TODO unwritten, calls no other TODO (it would raise there), so the
+    other candidates of its submission cannot change its verdict, and each candidate's pasted code sits in a try
+    block of its own (Paste.text), so one that fails when defined breaks no other. Every candidate is graded."""
     units: list[Choice] = []
     for source in sorted({c.module for v in fitting.values() for c, _ in v}):
         own = {t: [cb for cb in v if cb[0].module == source] for t, v in fitting.items()}
