@@ -21,6 +21,7 @@ it runs can switch it off; what it cannot promise, and why, is in docs/security.
 from __future__ import annotations
 
 import ast
+import re
 
 from autograder.worker.forbidden import FUNCTION_NAMES, OPS
 
@@ -223,6 +224,16 @@ def dynamic_uses(source: str) -> str | None:
     return f"line {line}: {why}"
 
 
+# A string that could name something: an identifier or a dotted path (what getattr, an import by name or a resolver
+# takes). Free text, such as an error message that mentions ShowTellRNN or an LSTM, names nothing.
+DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _names_in(text: str) -> set[str]:
+    """The names `text` stands for: itself for an identifier, each part of a dotted path, none for free text."""
+    return set(text.split(".")) if DOTTED_NAME.fullmatch(text) else set()
+
+
 def banned_uses(source: str, ops: tuple[str, ...]) -> dict[str, str]:
     """{op: "line N names X"} for each op of `ops` whose names, or the ban's machinery, the module uses; for every
     op of `ops` when it looks names up at run time or reaches past the worker (dynamic_uses), "line N: <why>, which
@@ -235,8 +246,7 @@ def banned_uses(source: str, ops: tuple[str, ...]) -> dict[str, str]:
     for op in ops:
         names = op_names(op) | set(MACHINERY)
         for text, line in used:
-            hit = next((n for n in sorted(names) if text == n or (len(text) > len(n) and n in text and
-                                                                     not text.isidentifier())), None)
+            hit = next((n for n in sorted(names) if n in _names_in(text)), None)
             if hit is not None:
                 found[op] = f"line {line} names {hit}"
                 break

@@ -163,6 +163,24 @@ def test_A22_the_source_scan_flags_no_variant(variant):
     assert dynamic_uses(variant.apply((ROOT / "solutions" / f"{variant.part}.py").read_text())) is None
 
 
+# Free text names nothing: an error message may mention the model's class or the cell it replaces.
+MESSAGES = {
+    "rnn_cell": 'raise ValueError(f"ShowTellRNN.step: tokens must be (N,), got {tuple(tokens.shape)}")',
+    "lstm_cell": 'raise ValueError("FactoredLSTMCell.forward: the LSTM state must be a pair (h, c)")',
+    "sdpa": 'raise ValueError("attend: scaled dot-product attention needs keys (N, L, d)")',
+}
+
+
+@pytest.mark.parametrize("op", MESSAGES)
+def test_A22_an_error_message_that_mentions_the_model_is_no_use_of_the_op(op):
+    assert banned_uses(MESSAGES[op], (op,)) == {}
+
+
+@pytest.mark.parametrize("text", ["RNNCell", "torch.nn.RNNCell", "nn.RNNCell"])
+def test_A22_a_string_that_names_the_op_is_a_use(text):
+    assert banned_uses(f"name = {text!r}", ("rnn_cell",)) == {"rnn_cell": f"line 1 names {text.split('.')[-1]}"}
+
+
 def test_A22_a_class_pattern_names_the_op():
     assert banned_uses("match F:\n    case object(scaled_dot_product_attention=f):\n        pass", ("sdpa",))
 
