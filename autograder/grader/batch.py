@@ -214,10 +214,8 @@ def _under_watchdog(job: Job, progress: str | None) -> dict:
             child.wait()
     if data is None:
         return _stopped(limit)
-    if not data:
-        from autograder.public.client import describe_exit
-
-        raise RuntimeError(f"the grading process ended without a result ({describe_exit(child.returncode)})")
+    if not data:   # its traceback, if any, went to this process's standard error
+        raise RuntimeError(f"the grading process ended without a result (exit status {child.returncode})")
     status, value = pickle.loads(data)   # the grading process's own (student code never runs there)
     if status == "error":
         raise value
