@@ -19,6 +19,8 @@ You write four things, step -> features -> model:
   3. AttnCaptioner.attention_step, forward and step: the decoder around attend.
 The model's parameters, init_state and advance (the LSTM update after attending) are given; Part 5
 trains the same model with hard attention using only init_state, attention_step and advance.
+Parity with F.scaled_dot_product_attention: your functions may not call it, and a module that names it or looks names up at run time earns no
+credit from the checks against it (the handout's README, "Checked against PyTorch's own ops", lists what counts).
 """
 # Generated from solutions/attention.py by `python -m instructor stubs`; do not edit by hand.
 from __future__ import annotations

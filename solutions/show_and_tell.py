@@ -14,6 +14,8 @@ You write three things, step -> loss -> model:
   2. caption_loss: the teacher-forcing cross-entropy over non-PAD targets.
   3. ShowTellRNN.init_state / step / forward: the decoder around relu_rnn_step.
 ShowTellLSTM (given) is the lecture's counter-example: an LSTM whose initial state holds the image.
+Parity with nn.RNNCell: your functions may not call it, and a module that names it or looks names up at run time earns no
+credit from the checks against it (the handout's README, "Checked against PyTorch's own ops", lists what counts).
 
 Then two analyses of a trained captioner, the lecture's and the lab's:
   4. Retrieval (the lecture's answer to "caption to image?"): caption_log_probs scores log p(caption | image),

@@ -19,6 +19,8 @@ You write three things, cell -> styled update:
   1. FactoredLSTMCell.input_weight: U S V for a style, or for a mixture of the two factors.
   2. FactoredLSTMCell.forward: one LSTM step with that input matrix (checked against nn.LSTMCell).
   3. styled_text_step: one styled-text update that leaves every other parameter bit-for-bit unchanged.
+Parity with nn.LSTMCell: your functions may not call it, and a module that names it or looks names up at run time earns no
+credit from the checks against it (the handout's README, "Checked against PyTorch's own ops", lists what counts).
 """
 from __future__ import annotations
 
