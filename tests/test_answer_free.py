@@ -613,6 +613,7 @@ def student_files(tmp_path_factory) -> dict[str, dict[str, bytes]]:
                              "Gradescope zip (what student code reads)": _gradescope_visible(base)}
 
 
+@pytest.mark.xdist_group("answer-free-scan")   # one worker builds student_files once
 def test_no_run_of_solution_lines_is_in_what_students_receive(student_files):
     regions = leak_scan.solution_regions()
     assert sum(len(lines) for lines in regions.values()) > 100, "the solution regions were not read"
@@ -623,6 +624,7 @@ def test_no_run_of_solution_lines_is_in_what_students_receive(student_files):
     assert not shown, "solution lines in what students receive:\n" + "\n".join(shown)
 
 
+@pytest.mark.xdist_group("answer-free-scan")   # one worker builds student_files once
 def test_no_staff_only_file_is_in_the_handout_or_the_release(student_files):
     found = [f"{what}: {line}" for what, files in student_files.items() if not what.startswith("Gradescope")
              for line in leak_scan.staff_leaks(files)]
