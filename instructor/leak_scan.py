@@ -13,7 +13,7 @@ Gradescope zip that student code can read):
   (`range`, `zip`, `len`), which are the line's structure.
   A line is trivial (skipped on both sides, so it neither starts nor breaks a run) when it is blank, a comment, a
   docstring line, an import, a solution marker, or has fewer than MEANINGFUL tokens once brackets, commas, colons
-  and dots are left out (`return x`, `pass`, `)`, `h, c = state` ... see `is_trivial`).
+  and dots are left out (`return x`, `pass`, `)`, `else:`, `break`: see `is_trivial`).
 - staff-only files: no file in a folder named `rubrics`, or whose first five lines have one that starts with
   "staff-only" (a comment `# Staff-only: ...`, `<!-- staff only -->`), and no copy of such a file of the kit's
   instructor/ tree under another name.
@@ -71,7 +71,8 @@ class Leak:
 
 
 def normalise(text: str) -> tuple[str, ...]:
-    """The tokens of one line of code, names and strings replaced by placeholders (the module's docstring)."""
+    """The tokens of one line of code, names and strings replaced by placeholders (the module's docstring says
+    which names stay)."""
     code = _without_comment(text)
     tokens = []
     for match in _TOKEN.finditer(code):
@@ -102,7 +103,7 @@ def _without_comment(text: str) -> str:
 
 def is_trivial(text: str, key: tuple[str, ...]) -> bool:
     """Blank, a comment, an import, or fewer than MEANINGFUL tokens besides brackets, commas, colons and dots:
-    `return x`, `pass`, `)`, `else:`, `h, c = state` carry no answer of their own."""
+    `return x`, `pass`, `)`, `else:` carry no answer of their own (`logits.append(step)` has three and counts)."""
     stripped = text.strip()
     if not stripped or stripped.startswith("#") or stripped.startswith(("import ", "from ")):
         return True
