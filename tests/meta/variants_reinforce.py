@@ -34,6 +34,10 @@ VARIANTS = [
             "advantage = rewards.detach() - baseline",
             "advantage = rewards.detach() + baseline",
             correct=False, why="adds the baseline: still unbiased, but the wrong value and more variance, not less"),
+    Variant("reinforce", "loss_ignores_the_baseline",
+            "advantage = rewards.detach() - baseline",
+            "advantage = rewards.detach()",
+            correct=False, why="never subtracts the baseline: still unbiased, but the wrong value and no variance cut"),
     Variant("reinforce", "loss_lets_gradients_into_rewards_and_baseline",
             "    if isinstance(baseline, torch.Tensor):\n        baseline = baseline.detach()\n"
             "    advantage = rewards.detach() - baseline",

@@ -15,7 +15,7 @@ from autograder.public.checks import check, current_round
 from autograder.public.compare import CheckFailed, expect, expect_tensor, expect_token_ids, expect_tuple
 from autograder.public.strategies import PROPERTY, toy_cases
 from autograder.worker.toys import MEMORY, greedy_sequence, ranked_sequences, sequence_log_prob, toy_table
-from shared.vocab import END, PAD, START
+from shared.vocab import END, PAD, START, VOCAB
 
 
 def _toy(case):
@@ -26,11 +26,52 @@ def _toy(case):
     return table, contexts, steps, describe
 
 
+def word(token: int) -> str:
+    """The vocabulary's word for a token id (shared/vocab.py: 0 <pad>, 1 <start>, 2 <end>, 3 a, ...)."""
+    return VOCAB[token] if 0 <= token < len(VOCAB) else "?"
+
+
+def named(token: int) -> str:
+    """One token id beside its word: '2 "<end>"'."""
+    return f'{token} "{word(token)}"'
+
+
+def caption(tokens) -> str:
+    """Token ids as words beside the ids: '"a <end> <pad>" (ids [3, 2, 0])'."""
+    ids = [int(t) for t in tokens]
+    return f'"{" ".join(word(t) for t in ids)}" (ids {ids})'
+
+
+def _relative_to_end(got: list[int], expected: list[int], step: int) -> str:
+    """Where `step` lies with respect to the END of either caption: a difference after END is about padding."""
+    if END in expected[:step]:
+        return f" (after END: the expected caption ended at step {expected.index(END)}, so every later token is PAD)"
+    if END in got[:step]:
+        return f" (after END: your caption ended at step {got.index(END)}, where the expected caption goes on)"
+    return ""
+
+
+def expect_captions(name: str, got, expected: torch.Tensor, describe: str) -> None:
+    """`got` equals the token ids `expected` (N, T); the first caption that differs is shown as words, and a
+    difference after END is named as such."""
+    if isinstance(got, torch.Tensor) and got.shape == expected.shape and got.dtype == expected.dtype:
+        differ = got != expected
+        if differ.any():
+            row, step = (int(i) for i in differ.nonzero()[0])
+            g, e = got[row].tolist(), expected[row].tolist()
+            raise CheckFailed(f"{name}: {int(differ.sum())} of {differ.numel()} tokens differ; the first in caption "
+                              f"{row} at step {step}: got {named(g[step])}, expected "
+                              f"{named(e[step])}{_relative_to_end(g, e, step)}; got {caption(g)}, expected "
+                              f"{caption(e)} [{describe}]")
+    expect_tensor(name, got, expected, rtol=0, atol=0, case=describe)
+
+
 def _pad_after_end(name: str, tokens: torch.Tensor, describe: str) -> None:
     for row in tokens.reshape(-1, tokens.shape[-1]).tolist():
         if END in row:
             tail = row[row.index(END) + 1:]
-            expect(all(t == PAD for t in tail), f"{name}: expected PAD after the first END, got {row}", describe)
+            expect(all(t == PAD for t in tail), f"{name}: expected PAD after the first END, got {caption(row)}",
+                   describe)
 
 
 def _greedy(table: torch.Tensor, n: int, steps: int) -> torch.Tensor:
@@ -47,7 +88,7 @@ def greedy_matches_argmax_decoding(student, ctx):
         table, contexts, steps, describe = _toy(case)
         expected = _greedy(table, len(contexts), steps)
         got = student.call("decoding.greedy_toy", table=table, contexts=contexts, max_len=steps)
-        expect_tensor("greedy_decode tokens", got, expected, rtol=0, atol=0, case=describe)
+        expect_captions("greedy_decode tokens", got, expected, describe)
     prop()
 
 
@@ -60,7 +101,7 @@ def beam_width_one_is_greedy(student, ctx):
         table, contexts, steps, describe = _toy(case)
         greedy = _greedy(table, len(contexts), steps)
         tokens, scores = _beam(student, table, contexts, 1, steps, describe)
-        expect_tensor("beam_search(k=1) tokens[:, 0]", tokens[:, 0], greedy, rtol=0, atol=0, case=describe)
+        expect_captions("beam_search(k=1) tokens[:, 0]", tokens[:, 0], greedy, describe)
         expected = torch.tensor([[sequence_log_prob(table, c, greedy[c].tolist())] for c in range(len(contexts))],
                                 dtype=torch.float64)
         expect_tensor("beam_search(k=1) scores", scores.double(), expected, rtol=1e-5, atol=1e-5, case=describe)
@@ -86,7 +127,7 @@ def beam_scores_are_sorted_log_probabilities(student, ctx):
                 recomputed = sequence_log_prob(table, n, tokens[n, j].tolist())
                 expect(abs(recomputed - row[j].item()) <= 1e-5 + 1e-5 * abs(recomputed),
                        f"beam {j} of batch item {n}: score {row[j].item():.6f} but its tokens "
-                       f"{tokens[n, j].tolist()} have log-probability {recomputed:.6f}", describe)
+                       f"{caption(tokens[n, j].tolist())} have log-probability {recomputed:.6f}", describe)
     prop()
 
 
@@ -115,14 +156,15 @@ def beam_search_returns_the_k_best_distinct_captions(student, ctx):
             for j in range(1, k):
                 if captions[j] in captions[:j]:
                     raise CheckFailed(f"two beams hold the same caption: beams {captions.index(captions[j])} and {j} "
-                                      f"are both {list(captions[j])} (each returned beam must be a different "
+                                      f"are both {caption(captions[j])} (each returned beam must be a different "
                                       f"caption) [{where}]")
             best = ranked[:k]
             expect_tensor(f"beam_search scores (expected the {k} best log-probabilities of all {len(ranked)} "
                           f"captions)", scores[0].double(), torch.tensor([s for s, _ in best], dtype=torch.float64),
                           rtol=1e-6, atol=1e-6, case=where)
             expect(captions == [c for _, c in best], f"beam_search tokens: expected the {k} best captions "
-                   f"{[list(c) for _, c in best]}, best first; got {[list(c) for c in captions]}", where)
+                   f"{', '.join(caption(c) for _, c in best)}, best first; got "
+                   f"{', '.join(caption(c) for c in captions)}", where)
     prop()
 
 
@@ -158,13 +200,13 @@ def sampling_follows_the_tempered_distribution_of_whole_captions(student, ctx):
         counts = {}
         for row in drawn.tolist():
             counts[tuple(row)] = counts.get(tuple(row), 0) + 1
-        unexpected = [list(c) for c in counts if c not in expected]
-        expect(not unexpected, f"drew captions of probability 0: {unexpected[:3]}", describe)
-        for caption, p in sorted(expected.items(), key=lambda item: -item[1]):
-            freq = counts.get(caption, 0) / n
+        unexpected = [caption(c) for c in counts if c not in expected]
+        expect(not unexpected, f"drew captions of probability 0: {', '.join(unexpected[:3])}", describe)
+        for drawn_caption, p in sorted(expected.items(), key=lambda item: -item[1]):
+            freq = counts.get(drawn_caption, 0) / n
             # 5 standard errors of a binomial proportion, as for the first word alone.
             tolerance = 5 * math.sqrt(p * (1 - p) / n) + 1e-3
-            expect(abs(freq - p) <= tolerance, f"the caption {list(caption)} was drawn with frequency {freq:.4f}, "
+            expect(abs(freq - p) <= tolerance, f"the caption {caption(drawn_caption)} was drawn with frequency {freq:.4f}, "
                    f"expected {p:.4f} +- {tolerance:.4f} (the second word's distribution depends on the first word "
                    f"and on the model's state after it)", describe)
 
@@ -183,7 +225,7 @@ def sampling_follows_the_tempered_distribution(student, ctx):
         tolerance = 5 * torch.sqrt(probs * (1 - probs) / n) + 1e-3
         worst = int(((freq - probs).abs() - tolerance).argmax())
         expect(bool(((freq - probs).abs() <= tolerance).all()),
-               f"token {worst} drawn with frequency {freq[worst]:.4f}, expected {probs[worst]:.4f} +- "
+               f"token {named(worst)} drawn as the first word with frequency {freq[worst]:.4f}, expected {probs[worst]:.4f} +- "
                f"{tolerance[worst]:.4f}", describe)
 
 
@@ -195,7 +237,7 @@ def sampling_is_reproducible_and_pads_after_end(student, ctx):
         contexts = torch.arange(3).repeat(50)
         describe = f"toy model seed={seed}, N=150, max_len=4"
         first, again = _sample(student, table, contexts, 1.0, 4, seed)
-        expect_tensor("sample_captions with the same generator state", again, first, rtol=0, atol=0, case=describe)
+        expect_captions("sample_captions with the same generator state", again, first, describe)
         _pad_after_end("sample_captions", first, describe)
 
 
