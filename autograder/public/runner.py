@@ -4,7 +4,7 @@
 For each check in order: give it the part's worker, turn its outcome into a CheckResult (passed, or the one
 line a student may see: the check's message for a public check, only its property for a hidden one), restart
 the worker after a crash, and stop at the part's deadline. What is graded (which checks, their points and
-visibility, the worker) is the caller's choice: autograder/grader/engine.py for a grade, the public checker for
+visibility, the worker) is the caller's choice: the grader's engine for a grade, the public checker for
 a student's working copy.
 """
 from __future__ import annotations
@@ -369,7 +369,7 @@ def table(report: GradeReport, show_checks: bool = True) -> str:
         lines.append(f"Part {p.number} {p.module:14s} {got:6.1f} / {out_of:5.1f}"
                      + (f"   of {full:g} in the grade" if full is not None and full > out_of else ""))
         if show_checks:
-            lines += _check_lines([r for r in report.results if r.part == p.module])
+            lines += _check_lines([r for r in report.results if r.part == p.module], weigh=bool(report.full_points))
     lines.append(f"{'total':21s} {report.score:6.1f} / {report.max_score:5.1f}   ({report.seconds:.1f} s)")
     lines += _coverage(report)
     return "\n".join(lines)
@@ -427,8 +427,34 @@ def _shows_todo(r: CheckResult) -> bool:
     return match is not None and r.todo.split(" (")[0] == f"TODO {match.group('function')}"
 
 
-def _check_lines(results: list[CheckResult]) -> list[str]:
-    """The lines of one part's checks (see table)."""
+def weighing_line(r: CheckResult) -> str:
+    """What else of the grade runs the functions of a failed public check, from the public rubric's counts:
+    "beam_search is also run by 3 hidden checks (5 points) and 0 training checks of the grade", or "" when the
+    rubric does not say."""
+    import json
+    from pathlib import Path
+
+    try:
+        rubric = json.loads((Path(__file__).resolve().parent / "rubric.json").read_text())
+        entry = rubric["parts"][r.part]["checks"][r.name]
+        functions = ", ".join(entry["functions"])
+        hidden, trained = int(entry["hidden_checks"]), int(entry["training_checks"])
+        hidden_points, training_points = float(entry["hidden_points"]), float(entry["training_points"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    if not functions:
+        return ""
+
+    def counted(n: int, kind: str, points: float) -> str:
+        return f"{n} {kind} check{'s' * (n != 1)}" + (f" worth {points:g} point{'s' * (points != 1)}" if n else "")
+    return (f"the same function{'s' * (',' in functions)} ({functions}) {'are' if ',' in functions else 'is'} also "
+            f"graded by {counted(hidden, 'hidden', hidden_points)} and {counted(trained, 'training', training_points)}"
+            " after the deadline")
+
+
+def _check_lines(results: list[CheckResult], weigh: bool = False) -> list[str]:
+    """The lines of one part's checks (see table); `weigh` (a run of the public checks alone): under each failed
+    public check, what else of the grade runs its functions (weighing_line)."""
     lines = []
     for item in check_groups(results):
         if isinstance(item, Group) and not item.todo:
@@ -441,6 +467,9 @@ def _check_lines(results: list[CheckResult]) -> list[str]:
             mark = "PASS" if item.passed else "FAIL"
             lines.append(f"    {item.number:5s} {mark}  {item.score:4.1f}/{item.max_score:<4.1f} {item.name}"
                          + ("" if item.passed else f"\n{_indent(item.output, 18)}"))
+            weighs = weigh and not item.passed and item.visibility == "public" and weighing_line(item)
+            if weighs:
+                lines.append(" " * 18 + weighs)
     return lines
 
 
