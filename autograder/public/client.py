@@ -202,6 +202,7 @@ class Worker:
         self.dead_reason: str | None = None
         self.dead_shown: str | None = None   # the reason as a hidden check may show it (WorkerDied.shown)
         self.import_error: StudentError | None = None
+        self.over_budget: tuple[str, str] | None = None   # why a reply broke its budget: the part's grade ends
         self.scratch.mkdir(parents=True, exist_ok=True)
         os.chmod(self.scratch, 0o711)
         self.staging = stage(module, Path(submission), self.scratch / "staging")
@@ -450,6 +451,9 @@ class Worker:
     def restart(self) -> None:
         """A fresh worker for the same part (after a crash or a timeout in one check, or before its hidden checks)."""
         self.kill("restarted")
+        if self.over_budget is not None:   # no fresh worker for the rest of the part: each check fails as this one did
+            self.dead_reason, self.dead_shown = self.over_budget
+            return
         self.dead_reason = self.dead_shown = None
         self._start()
 
@@ -515,7 +519,8 @@ class Worker:
             self.kill(why, shown=shown_exit(why))
             raise self._death()
         except protocol.OverBudget as exc:   # the grader's own sentence: no text of the worker's
-            self.kill(f"sent a reply over the grader's budget: {exc}", shown="sent a reply over the grader's budget")
+            self.over_budget = (f"sent a reply over the grader's budget: {exc}", "sent a reply over the grader's budget")
+            self.kill(*self.over_budget)
             raise self._death()
         except Exception as exc:  # noqa: BLE001 (an unreadable or oversized reply)
             self.kill(f"sent an unreadable reply ({type(exc).__name__})", shown="sent an unreadable reply")

@@ -27,11 +27,13 @@ OVER_BUDGET = "sent a reply over the grader's budget: it holds a list, tuple or 
 def test_A50_a_reply_huge_as_a_tree_is_refused_within_its_budget(tmp_path):
     """The worker answers the grader's call with 476 bytes that unfold into 8 ** 19 numbers (lists that share the list
     below). Read as it was written, the grading process walked it for as long as one let it; refused, the check fails
-    at once and says why."""
+    at once and says why, and so does every check of the part after it (no fresh worker is started for the part)."""
     graded = run_grade(build("A50_shared_reply_graph", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND)
     first = graded.result(FIRST)
     assert not first.passed and first.output == OVER_BUDGET, first.output
+    assert graded.total("bleu")[0] == 0, graded.describe()
+    assert {r.output for r in graded.results("bleu")} == {OVER_BUDGET}, graded.describe()
 
 
 # -- the batch's watchdog -----------------------------------------------------------------------------------------
