@@ -22,7 +22,7 @@ trains the same model with hard attention using only init_state, attention_step 
 Parity with F.scaled_dot_product_attention: your functions may not call it, and a module that names it or looks names up at run time earns no
 credit from the checks against it (the handout's README, "Checked against PyTorch's own ops", lists what counts).
 """
-# Generated from solutions/attention.py by `python -m instructor stubs`; do not edit by hand.
+# Generated from the reference attention.py by `python -m instructor stubs`; do not edit by hand.
 from __future__ import annotations
 
 import math

@@ -25,7 +25,7 @@ red circle" (the same scene, described from the other object) has BLEU-1 6/7 but
 
 Only `math` and `collections` are needed; captions are split on whitespace.
 """
-# Generated from solutions/bleu.py by `python -m instructor stubs`; do not edit by hand.
+# Generated from the reference bleu.py by `python -m instructor stubs`; do not edit by hand.
 from __future__ import annotations
 
 import math

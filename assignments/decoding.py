@@ -10,7 +10,7 @@ partial captions: with k = 1 it is greedy decoding, and with k at least the numb
 sequences it is exhaustive search. Sampling draws each word from softmax(log_probs / temperature).
 In every output, each position after the first END holds PAD.
 """
-# Generated from solutions/decoding.py by `python -m instructor stubs`; do not edit by hand.
+# Generated from the reference decoding.py by `python -m instructor stubs`; do not edit by hand.
 from __future__ import annotations
 
 import torch

@@ -21,7 +21,7 @@ You write two things, schedule -> model:
   2. LSTMA.init_state: run the prefix through the LSTM cell from a zero state and keep the
      per-step vector for step() and forward() (both given).
 """
-# Generated from solutions/lstm_a.py by `python -m instructor stubs`; do not edit by hand.
+# Generated from the reference lstm_a.py by `python -m instructor stubs`; do not edit by hand.
 from __future__ import annotations
 
 from typing import Callable

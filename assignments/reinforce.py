@@ -21,7 +21,7 @@ init_state, attention_step and advance: hard_forward samples a location per word
 adds the REINFORCE term with reward log p(correct word) to the word loss, and HardAttentionDecoder
 decodes with the argmax location.
 """
-# Generated from solutions/reinforce.py by `python -m instructor stubs`; do not edit by hand.
+# Generated from the reference reinforce.py by `python -m instructor stubs`; do not edit by hand.
 from __future__ import annotations
 
 import torch

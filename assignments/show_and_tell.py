@@ -23,7 +23,7 @@ Then two analyses of a trained captioner, the lecture's and the lab's:
   5. The lab's image controls: zeroed_features and shuffled_features, the inputs of a captioner that cannot
      see its own image (a captioner that reads the image loses its exact match on both).
 """
-# Generated from solutions/show_and_tell.py by `python -m instructor stubs`; do not edit by hand.
+# Generated from the reference show_and_tell.py by `python -m instructor stubs`; do not edit by hand.
 from __future__ import annotations
 
 import torch

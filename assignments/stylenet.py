@@ -22,7 +22,7 @@ You write three things, cell -> styled update:
 Parity with nn.LSTMCell: your functions may not call it, and a module that names it or looks names up at run time earns no
 credit from the checks against it (the handout's README, "Checked against PyTorch's own ops", lists what counts).
 """
-# Generated from solutions/stylenet.py by `python -m instructor stubs`; do not edit by hand.
+# Generated from the reference stylenet.py by `python -m instructor stubs`; do not edit by hand.
 from __future__ import annotations
 
 import math

@@ -207,7 +207,9 @@ def build_notebook(part: str, variant: str, source: str, path: str) -> str:
     nb.metadata = {
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
         "language_info": {"name": "python"},
-        "captionkit": {"part": part, "source": f"instructor/notebook_sources/{part}.py", "note": GENERATED},
+        # the source's path only in the instructors' copy: the student's folder has no instructor/
+        "captionkit": {"part": part, **({"source": f"instructor/notebook_sources/{part}.py"}
+                                        if variant == "solutions" else {}), "note": GENERATED},
     }
     nbformat.validate(nb)
     return nbformat.writes(nb) + "\n"
@@ -239,7 +241,7 @@ def test_file_source(part: str, checks: list[tuple[str, float, str, str]]) -> st
     total = sum(points for _, points, _, _ in checks)
     lines = [
         f'"""Public checks of Part {p.number} ({part}) for `grader.check("{part}")` in {part}.ipynb: one otter test',
-        f"case per public check in autograder/grader/rubric.json ({len(checks)} checks, {total:g} points), run by the",
+        f"case per public check of the rubric ({len(checks)} checks, {total:g} points: autograder/public/rubric.json), run by the",
         f"public checker on the {part}.py the notebook imported.",
         "",
         GENERATED,

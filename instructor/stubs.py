@@ -93,7 +93,7 @@ def strip_solutions(text: str, module: str) -> str:
     tree = ast.parse("\n".join(lines))
     has_docstring = ast.get_docstring(tree, clean=False) is not None
     at = tree.body[0].end_lineno if has_docstring else 0
-    header = (f"# Generated from solutions/{module}.py by `python -m instructor stubs`; "
+    header = (f"# Generated from the reference {module}.py by `python -m instructor stubs`; "
               "do not edit by hand.")
     lines.insert(at, header)
     return "\n".join(lines)

@@ -23,5 +23,5 @@ PARTS = (
 MODULES = tuple(p.module for p in PARTS)
 BY_MODULE = {p.module: p for p in PARTS}
 
-# The message every generated stub raises (instructor/stubs.py): an unwritten TODO, which every output shows as one line.
+# The message every generated stub raises: an unwritten TODO, which every output shows as one line.
 TODO_MESSAGE = re.compile(r"Part (?P<number>\d+) \((?P<module>\w+)\): (?P<function>[\w.]+) is not implemented yet")

@@ -255,7 +255,7 @@ def score(a, b):
 
 SAMPLE_STUB = '''\
 """Sample module."""
-# Generated from solutions/bleu.py by `python -m instructor stubs`; do not edit by hand.
+# Generated from the reference bleu.py by `python -m instructor stubs`; do not edit by hand.
 import math
 
 
@@ -287,7 +287,7 @@ def test_strip_solutions_exact_output():
 
 def test_strip_solutions_drops_hidden_tests_and_keeps_plain_modules():
     text = 'x = 1\n### BEGIN HIDDEN TESTS\nassert x == 1\n### END HIDDEN TESTS\n'
-    header = "# Generated from solutions/bleu.py by `python -m instructor stubs`; do not edit by hand.\n"
+    header = "# Generated from the reference bleu.py by `python -m instructor stubs`; do not edit by hand.\n"
     assert stubs.strip_solutions(text, "bleu") == header + "x = 1\n"
     # nbgrader would replace a whole solution cell without regions; a module without TODOs stays as is.
     assert stubs.strip_solutions('"""Doc."""\nx = 1\n', "bleu") == '"""Doc."""\n' + header + "x = 1\n"

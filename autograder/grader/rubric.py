@@ -47,7 +47,7 @@ def public_document(rubric: dict[str, dict[str, Entry]] | None = None) -> dict:
     rubric = load() if rubric is None else rubric
     weighs = weighing(rubric)   # per public check: the hidden and training checks of its functions, counted
     return {"about": "the public checks' points and numbers, and what else of the grade runs each one's functions "
-                     "(counts and points), generated from autograder/grader/rubric.json by python -m instructor "
+                     "(counts and points), generated from the full rubric by python -m instructor "
                      "notebooks; do not edit by hand",
             "parts": {part: {"points": sum(e.points for e in entries.values()),
                              "checks": {name: {"points": e.points, "number": e.number, **weighs[part][name]}

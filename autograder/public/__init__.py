@@ -3,4 +3,4 @@ the comparisons (compare.py), the hypothesis strategies (strategies.py), golden 
 worker process (client.py, staging.py), the runner that scores one part's checks against a worker (runner.py), and
 the public checker built on them (checker.py, `python -m autograder.public check`; otter_checks.py for the
 notebooks). Imports only the worker zone, shared/ and third-party packages: never the reference solutions, the
-grader or hidden data (tests/test_zones.py)."""
+grader or hidden data (the kit's tests prove it)."""

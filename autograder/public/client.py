@@ -100,12 +100,12 @@ class Limits:
 
 class Isolation(Protocol):
     """How a worker is kept apart from the process that starts it. The grader decides it per machine
-    (autograder/grader/isolation.py: a dedicated user, namespaces); where students run their own code on their
+    (the grader's isolation: a dedicated user, namespaces); where students run their own code on their
     own machine, a separate process with limits is enough (SEPARATE_PROCESS)."""
     uid: int | None              # the sandbox user, whose processes are the worker's (None: no dedicated user)
     gid: int | None              # the sandbox user's group, the only one that may read the staged module
     prefix: tuple[str, ...]      # put before the worker's command line (namespaces, the user switch)
-    pid_namespace: bool          # the prefix makes a PID namespace: the worker runs under worker/init.py
+    pid_namespace: bool          # the prefix makes a PID namespace: the worker runs under autograder/worker/init.py
     note: str                    # one line for the person running the checks
 
     def owns(self, path: Path) -> None:
@@ -137,7 +137,7 @@ SEPARATE_PROCESS = SeparateProcess()
 
 class StudentWorker(Protocol):
     """What the engine needs of a worker serving one part: the sandboxed process below, or the in-process
-    stand-in of the benchmarks (benchmarks/inprocess_worker.py)."""
+    stand-in of the kit's benchmarks."""
     import_error: StudentError | None   # the student's module could not be imported (then nothing runs)
     dead_reason: str | None             # why the worker stopped, once it has
     deadline: Deadline | None           # the part's: no start-up and no call of this worker goes past it

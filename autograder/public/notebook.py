@@ -1,6 +1,6 @@
 """The public checks of one part from a notebook cell: what a grade cell of the nbgrader course runs where the kit's
 grader is not installed (a student's environment holds the handout or the fetched nbgrader assignment, each with
-this checker, not the kit; docs/nbgrader.md).
+this checker, not the kit).
 
     from autograder.public.notebook import grade_part
     grade_part("bleu", points=15)        # prints the public checks' lines; the value is their points

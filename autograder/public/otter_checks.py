@@ -1,7 +1,7 @@
 """The kit's public checks as otter-grader test cases, for `grader.check("<part>")` in the part notebooks.
 
 Every test file `assignments/tests/<part>.py` is generated (`python -m instructor notebooks`) from
-autograder/grader/rubric.json: one otter test case per public check of the part, worth the check's points. A test
+autograder/public/rubric.json: one otter test case per public check of the part, worth the check's points. A test
 case asks `PublicChecks.verify(check name, module)`; the first one to ask runs the part's public checks on the
 module's folder with the public checker (autograder/public/checker.py: student code runs in a separate worker
 process, on the checks' own cases, as `python -m autograder check` runs them), and the others read the same

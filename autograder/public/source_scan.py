@@ -16,7 +16,7 @@ dir), code given as text (eval, exec, compile, TorchScript), frames and tracebac
 its function-mode and operator registries, modules that resolve dotted names or unpickle (importlib, pickle,
 pydoc, logging.config, ...), and threads and processes of its own. None of them is needed to write the functions
 of a part with a ban. This scan runs in the grading process on the module's text, so nothing the module does when
-it runs can switch it off; what it cannot promise, and why, is in docs/security.md (A22).
+it runs can switch it off; what it cannot promise, and why, is in the kit's security notes (A22).
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ any that more than one check draws from live here, named for what they draw. A p
 here later is no mere tidying: a derandomised property's cases are derived from its source text, decorators
 included, so every case that check has ever drawn would change.
 
-A property check (docs/grader.md):
+A property check:
 
     @check()
     def beam_width_one_is_greedy(student, ctx):
@@ -65,7 +65,7 @@ def _draw_no_local_constants() -> None:
     an editable install or not, a student's own module in a notebook kernel. So the same check on the same submission
     drew other cases in a full grade than in `grade --part` or `batch --part`, and a public check's cases at the
     student's desk were not quite those of the grader's public round. An empty pool makes a check's cases depend on
-    its round and the installed hypothesis only (tests/test_drawn_cases.py). hypothesis offers no setting for it;
+    its round and the installed hypothesis only (the kit's tests prove it). hypothesis offers no setting for it;
     where its private hook is missing, the release has no such pool or renamed it, which that test would show."""
     try:
         from hypothesis.internal.conjecture import providers
@@ -316,7 +316,7 @@ def bleu_reorderable_corpus() -> st.SearchStrategy:
 
 @st.composite
 def bleu_oracle_corpus(draw, max_sentences: int = 8):
-    """(hyps, refs) where the kit's, nltk's and pycocoevalcap's BLEU-1..4 coincide (docs/bleu.md): every
+    """(hyps, refs) where the kit's, nltk's and pycocoevalcap's BLEU-1..4 coincide: every
     candidate has at least 4 words, and the first candidate is one of its references, so every p_n > 0."""
     first = draw(bleu_words(6, 4, 9))
     first_refs = draw(st.permutations([first] + draw(st.lists(bleu_words(6, 1, 9), max_size=2))))

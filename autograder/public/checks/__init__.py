@@ -1,9 +1,9 @@
 """The check registry. A check is a function `check_fn(student, ctx)` that calls recipes in the student's
 worker (`student.call(...)`), compares the results with the expected values it computes, and raises CheckFailed
 (autograder.public.compare) with a message naming the case. Each part's checks live in a module of their own
-(autograder/grader/checks/<part>.py) and register here with @check.
+(the public ones: autograder/public/checks/<part>.py) and register here with @check.
 
-Points and visibility live in the rubric (autograder/grader/rubric.json), not here; a check's docstring's first
+Points and visibility live in the rubric (the public checks': autograder/public/rubric.json), not here; a check's docstring's first
 line is the property it tests, which is all a hidden check ever shows.
 """
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Part 4 public checks: the attention step and its gradients against F.scaled_dot_product_attention and the
 properties of its weights, the coordinate channels against their closed form, the soft-attention captioner against the reference
-with the same injected weights (golden data). (The part's hidden checks: autograder/grader/checks/attention.py;
-its training check: autograder/grader/training.py.)
+with the same injected weights (golden data). (The part's hidden checks and its training check run in
+the grader, after the deadline; they are not in the handout.)
 
 Expected values come from F.scaled_dot_product_attention (the context; with the identity as values, the
 weights), closed forms, or, for the captioner, the reference model run in float64 on fixed cases by the

@@ -10,8 +10,8 @@ student who reads it finds no answer). Expected values come from:
 In the grader's round every check draws corpora of its own, scored by the reference there, so stored answers to the
 public cases earn nothing. Counts are exact integers, so BLEU values are compared with a tight rtol and an atol floor
 (RTOL, ATOL) that allow rounding only: a score that must be 0 must be 0, and a smoothing constant in place of it
-fails (the zero conventions' check, docs/bleu.md).
-(The part's hidden checks, against the reference, nltk and pycocoevalcap: autograder/grader/checks/bleu.py.)"""
+fails (the zero conventions' check).
+(The part's hidden checks, against the reference, nltk and pycocoevalcap, run in the grader after the deadline.)"""
 from __future__ import annotations
 
 import math
@@ -122,7 +122,7 @@ def decided_by_a_convention(hyps: list[str], refs: list[list[str]], max_n: int |
     """c = 0 or some p_n = 0 (n <= max_n): a corpus where a zero convention decides a score, which is where the
     reference's BLEU-max_n is 0 (`reference`: the module solutions.bleu; the grader's round and the hidden checks
     only). Every check but bleu_is_zero_when_a_precision_is_zero_or_c_is_zero leaves such corpora out, so that a wrong
-    convention costs the points of that one check (docs/bleu.md)."""
+    convention costs the points of that one check."""
     return reference.corpus_bleu(hyps, refs, 4 if max_n is None else max_n)[-1] == 0.0
 
 

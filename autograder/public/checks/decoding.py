@@ -1,8 +1,8 @@
 """Part 2 public checks: greedy decoding, beam search (the k best distinct captions where a beam is exact) and
 sampling (the first word, and whole two-word captions), on toy models whose every sequence can be enumerated. Expected values come from the toy model's table (its greedy path, every sequence's log-probability)
 and from the tempered distribution itself, never from the student's own output or a reference solution. Ties
-between sequences have probability zero with these random tables. (The part's hidden checks:
-autograder/grader/checks/decoding.py.)"""
+between sequences have probability zero with these random tables. (The part's hidden checks run
+in the grader, after the deadline.)"""
 from __future__ import annotations
 
 import math

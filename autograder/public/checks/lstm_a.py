@@ -1,6 +1,6 @@
 """Part 6 public checks: the schedule table of LSTM-A1..A5 and its inputs kept in the autograd graph, the state the
-prefix leaves in the LSTM cell and step-by-step decoding against teacher forcing. (The part's hidden checks:
-autograder/grader/checks/lstm_a.py; A4 trained on hidden data: autograder/grader/training.py.)
+prefix leaves in the LSTM cell and step-by-step decoding against teacher forcing. (The part's hidden checks
+and A4 trained on hidden data run in the grader, after the deadline.)
 
 Expected values: the schedule from the spec's table (TABLE, written out here) and the gradients' closed form; the
 state after the prefix and teacher forcing's log-probabilities from golden data (autograder/public/golden/lstm_a.pt),

@@ -1,8 +1,7 @@
 """Part 5 public checks: the location sampler (its distribution, its generator, its differentiable log-probability),
 the REINFORCE loss against its formula (rewards and baseline constants, no gradient into them), the score-function estimator against the exact gradient computed by
 enumerating every location (the lecture's Section 5.1), the baselines against their closed forms. (The part's
-hidden checks: autograder/grader/checks/reinforce.py; hard attention trained on hidden data:
-autograder/grader/training.py.)
+hidden checks and hard attention trained on hidden data run in the grader, after the deadline.)
 
 Any exact sampler is correct, so no check compares indices with the reference's draws: sampled indices are
 judged by their frequencies (binomial standard errors), by reproducibility from a generator state, and

@@ -3,8 +3,8 @@ captioner's init_state and step against their closed forms, forward against nn.R
 the image at the first step, and the student's own step-by-step decoding against the student's own forward (weights
 injected by the grader, so nothing depends on how the student's model was initialised); then the retrieval functions
 on a toy captioner whose logits the grader computes itself (autograder.worker.toys), recall@k against the enumerated
-rank of each true image, and the lab's image controls. (The part's hidden checks:
-autograder/grader/checks/show_and_tell.py; its training check: autograder/grader/training.py.)
+rank of each true image, and the lab's image controls. (The part's hidden checks
+and its training check run in the grader, after the deadline.)
 
 Expected values are computed here in float64: by nn.RNNCell / nn.RNN with explicitly injected weights, or by
 enumerating the loss term by term; never from a reference solution. Student code runs in float32 (the contract's

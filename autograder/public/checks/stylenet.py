@@ -1,6 +1,6 @@
 """Part 7 public checks: the factored input matrix U S V, the factored cell against nn.LSTMCell, and the styled update's
-isolation. (The part's hidden checks: autograder/grader/checks/stylenet.py; StyleNet trained on hidden data:
-autograder/grader/training.py.)
+isolation. (The part's hidden checks and StyleNet trained on hidden data run in
+the grader, after the deadline.)
 
 Expected values are computed here, in float64: U S V; nn.LSTMCell with the injected weights; the styled loss by an
 nn.LSTMCell run of the given StyleNet.forward under the romantic factor, from the very weights the student's model

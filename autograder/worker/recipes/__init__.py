@@ -12,7 +12,7 @@ import types
 from typing import Callable
 
 RECIPES: dict[str, Callable] = {}
-# Set by the worker around each call: sends one progress message to the grader (worker/protocol.py) and, when it
+# Set by the worker around each call: sends one progress message to the grader (autograder/worker/protocol.py) and, when it
 # carries the captions of an epoch's model, returns the grader's answer (True: stop training, the captions reach the
 # check's threshold). Progress is shown to the person grading; the grader validates every message's shape.
 _report_progress: Callable[..., bool] | None = None
@@ -153,7 +153,7 @@ def training_grids_through(encoder_file: str, transform: Callable, rows: int = 5
     `rows` rows at a time into one new tensor. The file is mapped afresh for each block and unmapped after it, so its
     pages never sit resident beside the whole result: a transform of the whole memory-mapped tensor holds both at once
     (about 60 MB more, for a moment at a training check's start, on the order of the grade's peak: see
-    benchmarks/grade_benchmark.py). `transform` must treat each row on its own (with_coords, a row's own mean)."""
+    the kit's grade benchmark). `transform` must treat each row on its own (with_coords, a row's own mean)."""
     import torch
 
     result, start = None, 0

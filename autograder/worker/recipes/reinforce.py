@@ -117,8 +117,8 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, contr
     fails: the report is optional); with `controls`, also the lab's image controls (recipes.image_controls: the
     image features change, the coordinates stay).
 
-    The graded check uses none of the other settings: they are the hard-attention settings docs/thresholds.md
-    measured (`benchmarks/epoch_scores.py --option KEY=VALUE`): `mix` and `lam` passed to the student's
+    The graded check uses none of the other settings: they are the hard-attention settings the kit's threshold notes
+    measured (with the kit's epoch-scores benchmark, `--option KEY=VALUE`): `mix` and `lam` passed to the student's
     HardAttentionLoss (its defaults otherwise), `blind_start` (the model's initial h and c zero, so all it learns
     of the image comes through where it looks) and `centre` (each grid minus its mean annotation)."""
     attention, greedy_decode = reference("attention"), reference("decoding").greedy_decode

@@ -182,12 +182,12 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, beam_
 
 # Pairs per call of caption_log_probs in the trained retrieval: the docstring's default (4096) raised a full
 # grade's peak memory by about 150 MB, past Gradescope's 768 MB container; 1024 still put Part 1's worker 60 MB over
-# its trained model's size, the peak of a grade; 256 adds about 23 MB and takes no longer (docs/grader.md).
+# its trained model's size, the peak of a grade; 256 adds about 23 MB and takes no longer (the kit's grader notes).
 RETRIEVAL_BATCH = 256
 # The trained retrieval calls the model about 200 times, each with a 2.4 MB batch of pairs: glibc serves those from its
 # heap and leaves a hole it cannot reuse after each, so the worker grew by 20 to 140 MB (a different amount every run)
 # over the calls, a grade's peak. Returning the free pages every 8 calls holds it to about 10 MB, for about 0.1 CPU s
-# (docs/grader.md, "The trained retrieval's heap").
+# (the kit's grader notes, "The trained retrieval's heap").
 TRIM_EVERY = 8
 
 
