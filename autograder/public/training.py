@@ -1,6 +1,6 @@
 """Training on the public data: what a student may know of each training check, and `check --train`.
 
-The grader trains each trained part (Parts 1, 4 to 7) on hidden scenes (autograder/grader/training.py). What a
+The grader trains each trained part (Parts 1, 4 to 7) on hidden scenes, after the deadline. What a
 student may know of that check is declared here, once, and the grader reads it (PUBLISHED): the recipe's budget
 (epochs, batch size, learning rate and its other inputs), the metric, the threshold and the verdict. The hidden data,
 the reference's runs and the time budget measured on the reference stay with the grader.
@@ -236,7 +236,7 @@ class Published:
     """What a student may know of one part's training check: the recipe `<part>.train_and_decode` trains with
     `epochs`, `batch_size`, `lr` and `options`; `score` (default: exact match) is the `metric` the `threshold`
     applies to, `verdict` (default: expect_exact_match) the whole verdict; `retrieval`, Part 1's: the trained model's
-    retrieval by the student's retrieval_scores must reach it too. Thresholds: docs/thresholds.md (the reference's
+    retrieval by the student's retrieval_scores must reach it too. Thresholds: the kit's threshold notes (the reference's
     spread over twenty training seeds on the hidden data, and what broken models reach)."""
     part: str
     epochs: int
