@@ -23,7 +23,7 @@ from shared.training import seed_everything
 # seconds. The encoder is pretrained once on the training scenes and cached (shared.encoder.load_data).
 NOTEBOOK_TRAIN, NOTEBOOK_TEST = 2000, 200
 # The epochs each part notebook's demo trains for on those scenes. (The lecture's budgets, on 6000 scenes, are the
-# training checks': autograder/grader/training.py.)
+# training checks', run by the grader.)
 NOTEBOOK_EPOCHS = {"show_and_tell": 8, "attention": 20, "lstm_a": 5, "stylenet": 8}
 
 
@@ -58,19 +58,25 @@ def _show_error(shell, etype, value, tb, tb_offset=None):
     return None
 
 
-def setup(part: str, kit: Path | str | None = None, seed: int = 0) -> None:
+def user_cache() -> Path:
+    """The notebooks' data cache when $CAPTIONKIT_CACHE is unset: captionkit/ in the user's cache folder
+    ($XDG_CACHE_HOME, else ~/.cache), never the student's folder (a few hundred MB, rebuilt in seconds)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "captionkit"
+
+
+def setup(part: str, cache: Path | str | None = None, seed: int = 0) -> None:
     """Prepare a part notebook's kernel: one-line TODO messages, a fixed seed, and the data cache.
 
     Args:
         part: the notebook's part module, e.g. "bleu".
-        kit: the kit's root folder when the notebook sits inside it; the encoder cache then goes to
-            kit/.cache/captionkit, shared by every notebook (unless $CAPTIONKIT_CACHE says otherwise).
+        cache: the folder of the encoder cache when $CAPTIONKIT_CACHE is unset (start: user_cache()); None leaves
+            shared.encoder's default.
         seed: seeds Python, NumPy and torch.
     """
     if part not in BY_MODULE:
         raise ValueError(f"part: expected one of {', '.join(MODULES)}, got {part!r}")
-    if kit is not None:
-        os.environ.setdefault("CAPTIONKIT_CACHE", str(Path(kit) / ".cache" / "captionkit"))
+    if cache is not None:
+        os.environ.setdefault("CAPTIONKIT_CACHE", str(cache))
     shell = _shell()
     if shell is not None:  # (plain Python: nothing to register)
         shell.set_custom_exc((NotImplementedError, NameError), _show_error)
@@ -81,10 +87,10 @@ def setup(part: str, kit: Path | str | None = None, seed: int = 0) -> None:
 
 def start(part: str, *also: str, tests: str = "tests"):
     """The first cell of a part notebook, `from shared.notebook import start; grader = start("bleu")`: figures drawn
-    inline, setup(part) (one-line TODO messages, a fixed seed, the data cache beside the kit's or the handout's
-    shared/), the part's module and the other part modules `also` imported from the notebook's folder and reloaded
+    inline, setup(part) (one-line TODO messages, a fixed seed, the data cache in user_cache() unless
+    $CAPTIONKIT_CACHE names one), the part's module and the other part modules `also` imported from the notebook's folder and reloaded
     whenever they are saved (IPython's autoreload, so no restart is needed), and the otter notebook whose
-    grader.check runs the public checks; returns it.
+    grader.check runs the public checks (without otter's .OTTER_LOG, which only its export reads); returns it.
 
     Args:
         part: the notebook's part module, e.g. "bleu".
@@ -98,16 +104,26 @@ def start(part: str, *also: str, tests: str = "tests"):
     unknown = [m for m in also if m not in BY_MODULE]
     if unknown:
         raise ValueError(f"also: expected part modules ({', '.join(MODULES)}), got {unknown[0]!r}")
-    import otter
-
-    setup(part, Path(__file__).resolve().parent.parent)
+    setup(part, user_cache())
     shell = _shell()
     if shell is not None:
         shell.run_line_magic("matplotlib", "inline")
         shell.run_line_magic("load_ext", "autoreload")
         shell.run_line_magic("autoreload", "1")
         shell.run_line_magic("aimport", ", ".join([part, *also]))   # imports them into the notebook, as `import`
-    return otter.Notebook(tests_dir=tests)
+    return _unlogged_notebook()(tests_dir=tests)
+
+
+def _unlogged_notebook():
+    """otter.Notebook without its event log: otter appends every check to .OTTER_LOG in the working folder (the
+    student's), for an export to Gradescope that these notebooks never make."""
+    import otter
+
+    class Notebook(otter.Notebook):
+        def _log_event(self, *args, **kwargs) -> None:
+            return None
+
+    return Notebook
 
 
 def _shell():

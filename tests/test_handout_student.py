@@ -21,6 +21,9 @@ import pytest
 
 from instructor import handout
 from tests.handout_env import student_env
+from tests.kernels import kernel_spec, run_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def closed_port_url() -> str:
@@ -113,3 +116,72 @@ def test_install_without_the_cpu_index_installs_torch_from_the_configured_index(
     again = subprocess.run([str(python), "install.py"], cwd=folder, env=env, capture_output=True, text=True,
                            timeout=300)
     assert again.stdout.splitlines() == ["install: everything the assignment needs is installed"], again.stdout
+
+
+# -- what a notebook leaves behind -----------------------------------------------------------------------------------
+
+def files_under(folder: Path) -> set[str]:
+    return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_a_notebook_leaves_no_file_in_the_students_folder(built, student_python, tmp_path):
+    """The handout's bleu notebook run top to bottom on the reference, with one cell more that loads the notebooks'
+    data (as every training demo does), $CAPTIONKIT_CACHE unset: the data cache lands in the user's cache folder
+    that the README names, otter writes no .OTTER_LOG, and the folder gains nothing but Python's own __pycache__."""
+    import nbformat
+
+    folder = tmp_path / "captioning"
+    shutil.copytree(built[0], folder)
+    shutil.copy(ROOT / "solutions" / "bleu.py", folder / "bleu.py")
+    before = files_under(folder)
+    nb = nbformat.read(folder / "bleu.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("from shared.notebook import notebook_data\nnotebook_data();"))
+    env = {k: v for k, v in student_env().items() if k not in ("CAPTIONKIT_CACHE", "PYTHONDONTWRITEBYTECODE")}
+    env |= {"HOME": str(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "user-cache"),
+            "IPYTHONDIR": str(tmp_path / "ipython"), "MPLCONFIGDIR": str(tmp_path / "matplotlib")}
+    specs = kernel_spec(tmp_path / "kernels", "captionkit-student", python=student_python)
+    nb = run_notebook(nb, folder=folder, specs=specs, kernel_name="captionkit-student", env=env, timeout=600)
+
+    errors = [f"{o.ename}: {o.evalue}" for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs
+              if o.output_type == "error"]
+    assert errors == []
+    assert any("All test cases passed" in o.get("text", "") + str(o.get("data", {}))
+               for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs)
+    new = {name for name in files_under(folder) - before if "__pycache__/" not in name}
+    assert new == set()
+    assert list((tmp_path / "user-cache" / "captionkit").glob("grids-*.pt"))   # the cache went where it is named
+    assert "user cache folder" in (folder / "README.md").read_text() and "captionkit" in (folder / "README.md").read_text()
+
+
+# -- what the handout's files point to -------------------------------------------------------------------------------
+
+# A path of the kit as comments and messages write it: folders (lower case: not a placeholder like RUNTIME/) and a
+# file name with an extension, `autograder/grader/checks/bleu.py`, or anything under docs/. Not part of a longer
+# path or of a URL (nothing before it but a space, a bracket, a quote or a backtick).
+KIT_PATH = re.compile(r"(?<![\w./@$~<>-])((?:[a-z_][\w-]*/)+[\w-][\w.-]*\.[a-z]+\b|docs/[\w./-]*\w)")
+
+
+def kit_paths(text: str) -> set[str]:
+    """The paths of the kit that `text` names (KIT_PATH)."""
+    return set(KIT_PATH.findall(text))
+
+
+def test_the_path_pattern_finds_what_a_comment_points_to():
+    text = ("(The part's hidden checks: autograder/grader/checks/bleu.py.) see docs/bleu.md; `shared/vocab.py`\n"
+            "https://download.pytorch.org/whl/cpu RUNTIME/autograder/worker/main.py ~/.cache/captionkit/ 0.5/1.0")
+    assert kit_paths(text) == {"autograder/grader/checks/bleu.py", "docs/bleu.md", "shared/vocab.py"}
+
+
+def test_no_file_of_the_handout_points_to_a_file_it_lacks(built):
+    """Every path of the kit that a file of the handout names (a comment, a docstring, a message, the README, a
+    notebook) is a file of the handout: a student is never sent to a hidden check or a page of the kit's docs."""
+    folder = built[0]
+    present = files_under(folder) | {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_dir()}
+    missing = {}
+    for name in sorted(files_under(folder)):
+        if name.endswith((".pt", ".png")):
+            continue
+        for path in kit_paths((folder / name).read_text(encoding="utf-8")):
+            if path.rstrip("/") not in present:
+                missing.setdefault(name, []).append(path)
+    assert missing == {}
