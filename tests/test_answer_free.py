@@ -524,6 +524,8 @@ def test_no_code_of_the_handout_earns_a_graded_functions_points(part, handout_fi
     modules = handout_modules(handout_files)
     stub = handout_files[f"{part}.py"].decode()
     part_targets = targets({part: stub})
+    solved = {name.split(" (")[1].rstrip(")") for name in leak_scan.solution_regions() if f"/{part}.py:" in name}
+    assert {t.qualname for t in part_targets} == solved, "the stub's TODOs are not the solution's regions"
     fitting = fits(part_targets, candidates(modules))
     no_answer = NoAnswer(tmp_path, part, stub, part_targets)
 
