@@ -397,8 +397,8 @@ def test_check_names_a_module_missing_from_the_folder(built, student_python, tmp
     assert done.returncode == 2 and "nowhere: not a folder" in done.stderr
 
 
-TRAINED_LINE = re.compile(r"^show_and_tell: exact match (\S+) \(threshold 0\.4\): (reaches the threshold|FAILS); image "
-                          r"controls \(should collapse\): zeroed images (\S+), shuffled images (\S+)$", re.M)
+TRAINED_LINE = re.compile(r"^show_and_tell: exact match (\S+) \(threshold 0\.4\): (reaches the threshold|FAILS)$", re.M)
+CONTROL_LINE = re.compile(r"^        (?:zeroed|shuffled) images.*: exact match (\S+) \(expected near 0 ", re.M)
 
 
 def test_check_train_trains_part_1_with_the_students_own_decoder(built, student_python, tmp_path):
@@ -424,14 +424,14 @@ def test_check_train_trains_part_1_with_the_students_own_decoder(built, student_
                               timeout=CHECK_TIMEOUT)
     done = train()
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    score, verdict, zeroed, shuffled = TRAINED_LINE.search(done.stdout).groups()
+    score, verdict = TRAINED_LINE.search(done.stdout).groups()
     assert verdict == "reaches the threshold" and float(score) >= PUBLISHED["show_and_tell"].threshold
-    assert float(zeroed) < 0.1 and float(shuffled) < 0.1, done.stdout
+    controls = [float(x) for x in CONTROL_LINE.findall(done.stdout)]
+    assert len(controls) == 2 and max(controls) < 0.1, done.stdout
     assert re.search(r"^    recall@1 \S+ \(threshold 0\.3\): reaches the threshold$", done.stdout, re.M), done.stdout
     assert "your own" not in done.stdout
-    assert re.search(r"^time: each run here may take \d+ s; the grader stops a run at 3 x the reference's training "
-                     r"time .*epochs, batch size, learning rate and threshold, as graded: "
-                     r"autograder/public/training\.py", done.stdout, re.M), done.stdout
+    assert re.search(r"Time: a run here may take \d+ s; the grader stops a run at 3 x the reference's training "
+                     r"time ", done.stdout), done.stdout
 
     source = (folder / "show_and_tell.py").read_text()
     detached = source.replace("ignore_index=PAD)\n", "ignore_index=PAD).detach() + 0 * logits.sum()\n", 1)

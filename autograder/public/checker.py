@@ -151,12 +151,13 @@ def train(folder: Path, parts: tuple[str, ...], scratch: Path | None = None, pro
 
 
 def training_notes() -> str:
-    """What the handout's runs do not measure: the grader's time budget, and where the budgets are written."""
-    return (f"time: each run here may take {LIMITS.seconds(LIMITS.training):.0f} s; the grader stops a run at "
+    """What a student should know of the runs beside their lines: how they end, and the grader's time budget."""
+    return (f"Each run trains with the grader's recipe (epochs, batch size, learning rate) on the public scenes and, "
+            f"as the grader's does, stops after the first epoch whose captions reach the threshold. When graded, your "
+            f"model is trained and judged on scenes you do not have: its score and the epoch it stops at can differ "
+            f"from these. Time: a run here may take {LIMITS.seconds(LIMITS.training):.0f} s; the grader stops a run at "
             f"{LIMITS.budget_factor:g} x the reference's training time on the grading machine plus "
-            f"{LIMITS.budget_allowance:g} s, so a run much slower than the reference can pass here and fail there. "
-            "Each part's epochs, batch size, learning rate and threshold, as graded: autograder/public/training.py "
-            "(PUBLISHED).")
+            f"{LIMITS.budget_allowance:g} s, so a run much slower than the reference can pass here and fail there.")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -21,8 +21,8 @@ from shared.parts import BY_MODULE
 class Progress:
     """What a grading run reports while it runs (engine.grade calls these in order); this base shows nothing."""
 
-    def begin(self, checks: int) -> None:
-        """The run will grade `checks` checks in all."""
+    def begin(self, checks: int, unit: str = "check") -> None:
+        """The run will grade `checks` checks in all (`unit`: what it counts, e.g. "training run")."""
 
     def step(self, text: str) -> None:
         """Work outside any check has started (e.g. timing the optimizers' first-use import)."""
@@ -43,6 +43,10 @@ class Progress:
     def part_done(self, got: float, out_of: float) -> None:
         """The running part is graded: `got` of `out_of` points."""
 
+    def run_done(self, outcome: str) -> None:
+        """The running part's training run (`check --train`) is over, `outcome` saying how in words: a run earns no
+        points, so none are shown."""
+
     def end(self) -> None:
         """The run is over (also after an error)."""
 
@@ -52,7 +56,8 @@ def _label(index: int, count: int, module: str) -> str:
 
 
 class Lines(Progress):
-    """One line per finished part: "[7/7] Part 3 bleu: 15 / 15 (12 s)"."""
+    """One line per finished part: "[7/7] Part 3 bleu: 15 / 15 (12 s)", or for a training run "[1/1] Part 1
+    show_and_tell: reached the threshold at epoch 5 of 12 (15 s)"."""
 
     def __init__(self, stream: TextIO, prefix: str = ""):
         self.stream, self.prefix = stream, prefix
@@ -62,8 +67,14 @@ class Lines(Progress):
         self.label, self.started = _label(index, count, module), time.monotonic()
 
     def part_done(self, got: float, out_of: float) -> None:
-        print(f"{self.prefix}{self.label}: {got:g} / {out_of:g} ({time.monotonic() - self.started:.0f} s)",
-              file=self.stream, flush=True)
+        self._line(f"{got:g} / {out_of:g}")
+
+    def run_done(self, outcome: str) -> None:
+        self._line(outcome)
+
+    def _line(self, text: str) -> None:
+        print(f"{self.prefix}{self.label}: {text} ({time.monotonic() - self.started:.0f} s)", file=self.stream,
+              flush=True)
 
 
 class Bar(Progress):
@@ -78,12 +89,12 @@ class Bar(Progress):
         self.last_epoch = 0    # the running check's latest epoch
         self.again = False     # its training started over (stopped at the least budget, run again with its own)
 
-    def begin(self, checks: int) -> None:
+    def begin(self, checks: int, unit: str = "check") -> None:
         from tqdm import tqdm
 
-        self.bar = tqdm(total=checks, file=self.stream, unit="check", position=self.position,
+        self.bar = tqdm(total=checks, file=self.stream, unit=unit, position=self.position,
                         leave=self.position is None, dynamic_ncols=True,
-                        bar_format="{desc} {bar:12} {n_fmt}/{total_fmt} checks [{elapsed}]{postfix}")
+                        bar_format="{desc} {bar:12} {n_fmt}/{total_fmt} " + unit + "s [{elapsed}]{postfix}")
         self.bar.set_description_str(self.prefix + "starting")
 
     def step(self, text: str) -> None:
@@ -117,6 +128,9 @@ class Bar(Progress):
     def part_done(self, got: float, out_of: float) -> None:
         if self.bar is not None and self.bar.n < self.part_end:
             self.bar.update(self.part_end - self.bar.n)
+
+    def run_done(self, outcome: str) -> None:
+        self.part_done(0.0, 0.0)   # the bar shows no points: only its count moves
 
     def end(self) -> None:
         if self.bar is not None:

@@ -8,8 +8,8 @@ the reference's runs and the time budget measured on the reference stay with the
 `check --train` trains each trained part as its training check does, with the worker's recipe
 (`<part>.train_and_decode`, autograder/worker/recipes) and the published budget, on the public scenes (training
 scenes of seed 0, test scenes of seed 1: shared.encoder.load_data's defaults), stops where the run reaches the
-threshold as the grader stops it, and prints its score next to the threshold with the lab's two image controls
-(train_parts, table). A recipe trains and decodes with other parts' code (OTHER_PARTS: Part 1's loss, Part 2's
+threshold as the grader stops it, and prints its score next to the threshold, the epoch it stopped at, and the lab's
+two image controls beside what a model that reads the image reaches there (CONTROLS_EXPECTED; train_parts, table). A recipe trains and decodes with other parts' code (OTHER_PARTS: Part 1's loss, Part 2's
 decoder, Part 4's model), which the part's worker holds beside the student's module (client.Worker's
 `references`): the kit's `python -m autograder check --train` sends the reference versions and runs within the
 grader's time budget; the student handout's `python -m autograder.public check --train` sends the student's own
@@ -289,6 +289,38 @@ PUBLISHED = {published.part: published for published in (
 )}
 
 
+# -- what the image controls show of a model that reads the image ------------------------------------------------
+
+@dataclass(frozen=True)
+class Expected:
+    """What a trained model that reads the image reaches under one image control, in its part's metric: `words` as
+    a student reads them ("near 0"), the range [low, high] the reference's run on the public data falls in, and why."""
+    words: str
+    low: float
+    high: float
+    why: str
+
+
+NEAR_0_WITHOUT_THE_IMAGE = Expected("near 0", 0.0, 0.05, "every word of these captions depends on the image")
+NEAR_0_WITH_ANOTHER_IMAGE = Expected("near 0", 0.0, 0.05, "the model captions the other scene")
+
+# The reference's runs on the public data (`check --train`, training seed 0, zeroed then shuffled): Show and Tell
+# 0.005, 0.010; soft attention 0.010, 0.007; REINFORCE 0.010, 0.007; LSTM-A A4 0.010, 0.010 (exact match); StyleNet
+# 0.000, 0.436 (factual content slots). StyleNet's five slots take few values each: another scene's caption shares
+# a slot's word with this one's by chance about 0.44 of the time, what a model trained without the image reaches on
+# the hidden scenes (0.440); with zeroed features it gets no slot right.
+CONTROLS_EXPECTED = {
+    **{part: {"zeroed": NEAR_0_WITHOUT_THE_IMAGE, "shuffled": NEAR_0_WITH_ANOTHER_IMAGE}
+       for part in ("show_and_tell", "attention", "reinforce", "lstm_a")},
+    "stylenet": {
+        "zeroed": Expected("near 0", 0.0, 0.05, "without an image it gets none of the scene's content words right"),
+        "shuffled": Expected("about 0.44", 0.38, 0.50, "the captions describe another scene, whose content words "
+                             "match this scene's by chance about as often as a model trained without the image "
+                             "guesses them"),
+    },
+}
+
+
 def reached(published: Published, test: Scenes) -> Callable[[int, int, object], bool]:
     """The judgement of a training run after each epoch (autograder.public.client.Evaluate): True (stop training)
     when the captions the epoch's model gives the test grids already pass the verdict. The run then ends there and
@@ -368,6 +400,45 @@ class PublicRun:
     recall: float | None = None
     recall_failure: str | None = None
     started: bool = True
+    epochs: EpochsTrained | None = None
+
+
+@dataclass
+class EpochsTrained:
+    """How far a run trained: the last epoch it reported (`last`) of its `of`, and the epoch whose captions reached
+    the threshold and stopped it (`stopped_at`, None when it trained on)."""
+    last: int = 0
+    of: int = 0
+    stopped_at: int | None = None
+
+    def reported(self, epoch: int, epochs: int) -> None:
+        if epoch <= self.last:   # the run started over (the kit's: stopped at its least budget, run with its full one)
+            self.stopped_at = None
+        self.last, self.of = epoch, epochs
+
+    def judged(self, evaluate: Callable[[int, int, object], bool]) -> Callable[[int, int, object], bool]:
+        """`evaluate` (reached), noting the epoch it stops the run at."""
+        def judge(epoch: int, epochs: int, tokens) -> bool:
+            stop = evaluate(epoch, epochs, tokens)
+            if stop:
+                self.stopped_at = epoch
+            return stop
+        return judge
+
+    def watching(self, shown: Callable[[int, int, float], None] | None) -> Callable[[int, int, float], None]:
+        """A worker's on_progress that notes each epoch, then shows it as `shown` (if any) does."""
+        def on_progress(epoch: int, epochs: int, loss: float) -> None:
+            self.reported(epoch, epochs)
+            if shown is not None:
+                shown(epoch, epochs, loss)
+        return on_progress
+
+    def __str__(self) -> str:
+        if self.stopped_at is not None:
+            return (f"training stopped early, after epoch {self.stopped_at} of {self.of}: its captions reached the "
+                    f"threshold there, and the grader stops its runs the same way (the score is that epoch's model's; "
+                    f"more epochs usually raise it)")
+        return f"trained all {self.of} epochs" if self.last == self.of else f"trained {self.last} of {self.of} epochs"
 
 
 def _scored(score: Callable[[object, Scenes], float], out, test: Scenes) -> float | None:
@@ -401,15 +472,18 @@ def train_part(worker: StudentWorker, published: Published, inputs: PublicInputs
     as its training check does, with the image controls; judge the run."""
     test = inputs.data.test.scenes
     more = retrieval_inputs(inputs.retrieval_file) if published.retrieval else {}
+    epochs = EpochsTrained()
+    worker.on_progress = epochs.watching(worker.on_progress)
 
     def train_for(seconds: float):
-        return worker.call(published.recipe, timeout=seconds, evaluate=reached(published, test), data=inputs.split,
+        return worker.call(published.recipe, timeout=seconds, evaluate=epochs.judged(reached(published, test)),
+                           data=inputs.split,
                            epochs=published.epochs, batch_size=published.batch_size, lr=published.lr,
                            seed=PUBLIC_SEED, **published.options, **more, controls=True)
     try:
         out = within(published.part, worker, train_for)
     except (StudentError, WorkerDied) as exc:
-        return PublicRun(published.part, False, failure=ended(exc))
+        return PublicRun(published.part, False, failure=ended(exc), epochs=epochs if epochs.last else None)
     controls = reply(out, "controls")
     scores = {name: _scored(published.score, {"tokens": controls.get(name)}, test) if isinstance(controls, dict)
               else None for name in CONTROLS}
@@ -423,7 +497,7 @@ def train_part(worker: StudentWorker, published: Published, inputs: PublicInputs
     passed = failure is None and (not published.retrieval or (recall is not None
                                                              and recall >= published.retrieval.threshold))
     return PublicRun(published.part, passed, _scored(published.score, out, test), scores, failure, recall,
-                     recall_failure)
+                     recall_failure, epochs=epochs if epochs.last else None)
 
 
 def train_parts(parts: tuple[str, ...], start: Callable[[str], StudentWorker], within: Within,
@@ -432,7 +506,7 @@ def train_parts(parts: tuple[str, ...], start: Callable[[str], StudentWorker], w
     as its references), `within` bounds its run."""
     progress = progress or Progress()
     runs = []
-    progress.begin(len(parts))
+    progress.begin(len(parts), unit="training run")
     try:
         for i, part in enumerate(parts):
             progress.part(i + 1, len(parts), part, 1)
@@ -440,7 +514,7 @@ def train_parts(parts: tuple[str, ...], start: Callable[[str], StudentWorker], w
                 worker = start(part)
             except StagingError as exc:
                 runs.append(PublicRun(part, False, failure=str(exc), started=False))
-                progress.part_done(0.0, 1.0)
+                progress.run_done(run_outcome(runs[-1]))
                 continue
             worker.on_progress = progress.epoch
             try:
@@ -460,17 +534,30 @@ def train_parts(parts: tuple[str, ...], start: Callable[[str], StudentWorker], w
             finally:
                 worker.close()
             runs.append(run)
-            progress.part_done(float(run.passed), 1.0)
+            progress.run_done(run_outcome(run))
     finally:
         progress.end()
     return runs
 
 
+def run_outcome(run: PublicRun) -> str:
+    """How a run ended, in a few words for the progress line (never points: a run earns none here)."""
+    if not run.started:
+        return "did not start"
+    verdict = "reached the threshold" if run.passed else "did not reach the threshold"
+    if run.epochs is None:
+        return verdict
+    if run.passed and run.epochs.stopped_at is not None:
+        return f"{verdict} at epoch {run.epochs.stopped_at} of {run.epochs.of}"
+    return f"{verdict}, {run.epochs.last} of {run.epochs.of} epochs trained"
+
+
 def table(runs: list[PublicRun], own_parts: bool = False) -> str:
-    """The lines `check --train` prints: per part, its score on the public test scenes next to the threshold, the
-    verdict and the two image controls; under it why the verdict failed, and Part 1's trained recall@1 next to its
-    threshold. `own_parts`: the runs used the student's own modules of OTHER_PARTS (the handout), which a failed
-    run's last line names."""
+    """The lines `check --train` prints: per part, its score on the public test scenes next to the threshold and the
+    verdict; under it why the verdict failed, how many epochs the run trained (and where it stopped), the two image
+    controls each beside what a model that reads the image reaches (CONTROLS_EXPECTED), and Part 1's trained
+    recall@1 next to its threshold. `own_parts`: the runs used the student's own modules of OTHER_PARTS (the
+    handout), which a failed run's last line names."""
     lines = []
     for run in runs:
         published = PUBLISHED[run.part]
@@ -482,12 +569,14 @@ def table(runs: list[PublicRun], own_parts: bool = False) -> str:
             why = run.failure or "nothing to score in the run's reply"
             lines.append(f"{run.part}: {verdict}: {_indented(why)}")
         else:
-            controls = ", ".join(f"{name} images {run.controls[name]:.3f}" if run.controls.get(name) is not None
-                                 else f"{name} images -" for name in CONTROLS)
             lines.append(f"{run.part}: {published.metric} {run.score:.3f} (threshold {published.threshold}): "
-                         f"{verdict}; image controls (should collapse): {controls}")
+                         f"{verdict}")
             if run.failure:
                 lines.append(f"    {_indented(run.failure)}")
+        if run.epochs is not None:
+            lines.append(f"    {run.epochs}")
+        if run.score is not None:
+            lines.extend(control_lines(run))
         if published.retrieval:
             bar = published.retrieval
             if run.recall is None:
@@ -502,6 +591,24 @@ def table(runs: list[PublicRun], own_parts: bool = False) -> str:
             lines.append(f"    this run used your own {names}, where the grader uses the reference versions: a bug "
                          f"there can be the cause")
     return "\n".join(lines)
+
+
+CONTROL_NAMES = {"zeroed": "zeroed images", "shuffled": "shuffled images (each scene given another's)"}
+
+
+def control_lines(run: PublicRun) -> list[str]:
+    """The image controls of a run: the same trained model captioning the same test scenes without their images
+    and with another scene's, each score beside what a model that reads the image reaches there. They inform; the
+    verdict never reads them."""
+    metric = PUBLISHED[run.part].metric
+    lines = ["    image controls (the same model, the same test scenes; they do not count in the verdict):"]
+    for name in CONTROLS:
+        expected = CONTROLS_EXPECTED[run.part][name]
+        got = run.controls.get(name)
+        got = f"{got:.3f}" if got is not None else "-"
+        lines.append(f"        {CONTROL_NAMES[name]}: {metric} {got} (expected {expected.words} for a model that "
+                     f"reads the image: {expected.why})")
+    return lines
 
 
 def _indented(text: str) -> str:
