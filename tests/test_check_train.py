@@ -163,6 +163,11 @@ def test_the_handouts_check_train_shows_the_score_the_epochs_and_what_each_contr
     first = re.fullmatch(rf"{part}: {metric} (\d\.\d{{3}}) \(threshold {published.threshold}\): reaches the "
                          rf"threshold", lines[0])
     assert first and float(first[1]) >= published.threshold, done.stdout
+    if part == "stylenet":   # the rest of its verdict: the factor switches the style
+        switch = re.fullmatch(r"    style switch: romantic captions' style rate (\S+) \(needs >= 0\.9\), factual "
+                              r"captions' (\S+) \(needs <= 0\.1\)", lines[1])
+        assert switch and float(switch[1]) >= 0.9 and float(switch[2]) <= 0.1, done.stdout
+        del lines[1]
     stopped = re.fullmatch(rf"    training stopped early, after epoch (\d+) of {published.epochs}: its captions "
                            rf"reached the threshold there, and the grader stops its runs the same way \(the score is "
                            rf"that epoch's model's; more epochs usually raise it\)", lines[1])

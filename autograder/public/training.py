@@ -135,6 +135,15 @@ def style_scores_of(out, test: Scenes) -> dict[str, dict]:
     return scores
 
 
+def style_switch_of(out, test: Scenes) -> str:
+    """The style rates of StyleNet's verdict beside what it needs, in words (check --train shows them with the
+    score)."""
+    scores = style_scores_of(out, test)
+    return (f"style switch: romantic captions' style rate {scores['romantic']['style_rate']:.3f} (needs >= "
+            f"{ROMANTIC_STYLE_RATE}), factual captions' {scores['factual']['style_rate']:.3f} (needs <= "
+            f"{FACTUAL_STYLE_RATE})")
+
+
 def expect_the_style_switch(published: Published, out, test: Scenes, where: str) -> None:
     """Swapping the factor switches the style (style rates) and the factual captions keep the content (slots)."""
     if not isinstance(out, dict):
@@ -248,6 +257,7 @@ class Published:
     score: Callable[[object, Scenes], float] = exact_match_of
     verdict: Callable[[Published, object, Scenes, str], None] = expect_exact_match
     retrieval: Bar | None = None
+    also: Callable[[object, Scenes], str] | None = None   # the rest of the verdict beside the metric, in words
 
     @property
     def recipe(self) -> str:
@@ -285,7 +295,7 @@ PUBLISHED = {published.part: published for published in (
     # without the image 0.440.
     Published("stylenet", epochs=12, batch_size=64, lr=3e-3, threshold=0.65, options={"max_len": T_STYLE},
               metric="factual content slots", verdict=expect_the_style_switch,
-              score=lambda out, test: style_scores_of(out, test)["factual"]["content_slots"]),
+              score=lambda out, test: style_scores_of(out, test)["factual"]["content_slots"], also=style_switch_of),
 )}
 
 
@@ -401,6 +411,7 @@ class PublicRun:
     recall_failure: str | None = None
     started: bool = True
     epochs: EpochsTrained | None = None
+    also: str | None = None   # the rest of the verdict (Published.also)
 
 
 @dataclass
@@ -496,8 +507,11 @@ def train_part(worker: StudentWorker, published: Published, inputs: PublicInputs
             recall_failure = str(exc)
     passed = failure is None and (not published.retrieval or (recall is not None
                                                              and recall >= published.retrieval.threshold))
+    also = None
+    if published.also is not None and failure is None:   # a failure's text already says it
+        also = published.also(out, test)
     return PublicRun(published.part, passed, _scored(published.score, out, test), scores, failure, recall,
-                     recall_failure, epochs=epochs if epochs.last else None)
+                     recall_failure, epochs=epochs if epochs.last else None, also=also)
 
 
 def train_parts(parts: tuple[str, ...], start: Callable[[str], StudentWorker], within: Within,
@@ -573,6 +587,8 @@ def table(runs: list[PublicRun], own_parts: bool = False) -> str:
                          f"{verdict}")
             if run.failure:
                 lines.append(f"    {_indented(run.failure)}")
+            if run.also:
+                lines.append(f"    {run.also}")
         if run.epochs is not None:
             lines.append(f"    {run.epochs}")
         if run.score is not None:
