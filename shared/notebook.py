@@ -65,7 +65,7 @@ def user_cache() -> Path:
 
 
 def setup(part: str, cache: Path | str | None = None, seed: int = 0) -> None:
-    """Prepare a part notebook's kernel: one-line TODO messages, a fixed seed, and the data cache.
+    """Prepare a part notebook's kernel: one-line TODO messages, one torch thread, a fixed seed, and the data cache.
 
     Args:
         part: the notebook's part module, e.g. "bleu".
@@ -81,6 +81,9 @@ def setup(part: str, cache: Path | str | None = None, seed: int = 0) -> None:
     if shell is not None:  # (plain Python: nothing to register)
         shell.set_custom_exc((NotImplementedError, NameError), _show_error)
     _State.todo = None
+    # One thread: the demos' small matrices gain nothing from more, and on a machine whose cores are busy torch's
+    # threads wait on each other (show_and_tell: 14 CPU s with one thread, 61 with two, on a loaded two-core machine).
+    torch.set_num_threads(1)
     seed_everything(seed)
     torch.set_printoptions(precision=4, sci_mode=False)
 
