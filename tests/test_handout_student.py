@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import re
 import shutil
 import socket
@@ -185,3 +186,15 @@ def test_no_file_of_the_handout_points_to_a_file_it_lacks(built):
             if path.rstrip("/") not in present:
                 missing.setdefault(name, []).append(path)
     assert missing == {}
+
+
+def test_a_notebook_runs_torch_on_one_thread():
+    """shared.notebook.setup (every notebook's first cell) sets one torch thread whatever the machine's default: with
+    torch's default threads the show_and_tell notebook took 61 CPU s on a loaded two-core machine, with one 14
+    (benchmarks/notebook_benchmark.py)."""
+    code = ("import torch\ntorch.set_num_threads(2)\nfrom shared.notebook import setup\nsetup('bleu')\n"
+            "print(torch.get_num_threads())")
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1"]
