@@ -18,12 +18,20 @@ ROOT = Path(__file__).resolve().parents[1]
 VARIANTS = {v.name: v for v in all_variants()}
 
 
+SCRATCH: list[Path] = []   # the module's scratch folder (the fixture below), where each variant is checked once
+
+
+@pytest.fixture(scope="module", autouse=True)
+def scratch(tmp_path_factory):
+    SCRATCH[:] = [tmp_path_factory.mktemp("messages")]
+    yield
+    _checked.cache_clear()
+
+
 @cache
 def _checked(name: str, part: str):
-    """The public `check` report of variant `name` (None: the reference), its part only."""
-    import tempfile
-
-    folder = Path(tempfile.mkdtemp(prefix="captionkit-messages-"))
+    """The public `check` report of variant `name` ("": the reference), its part only."""
+    folder = SCRATCH[0] / (name or "reference")
     submission = make_submission(folder / "submission", VARIANTS[name] if name else None)
     return check(submission, (part,), scratch=folder)
 
