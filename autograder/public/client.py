@@ -24,7 +24,7 @@ import torch
 
 from autograder.public import limits as time_limits   # (`limits` is a Worker argument)
 from autograder.public.limits import Deadline, earliest
-from autograder.public.source_scan import banned_uses
+from autograder.public.source_scan import banned_uses, grader_reach
 from autograder.public.staging import stage
 from autograder.worker import protocol, recipes
 from autograder.worker.forbidden import READABLE
@@ -214,6 +214,7 @@ class Worker:
         forbidden_ops = tuple(sorted({op for name, fn in recipes.load(module).items() if name.startswith(f"{module}.")
                                       for op in fn.forbid}))
         self.banned = banned_uses(self.source, forbidden_ops)
+        self.reach = grader_reach(self.source)   # reaches into the grader's worker: no result counts
         try:
             self._start()
         except BaseException:  # never leave a worker running behind an error of the grader's
@@ -559,7 +560,12 @@ class Worker:
 
     def _refuse_banned(self, recipe: str) -> None:
         """The grader's own half of the ban (autograder.public.source_scan): a recipe that bans an op earns nothing
-        from a module whose source names it, whatever the worker's half let through."""
+        from a module whose source names it, whatever the worker's half let through. No recipe of any part earns
+        anything from a module that reaches into the grader's worker, which could make a recipe judge itself."""
+        if self.reach is not None:
+            raise StudentError("ForbiddenOpError", f"your module's source uses the grader's worker ({self.reach}): "
+                               "a module that reaches into it could make a check judge itself, so no check of this "
+                               "part earns credit")
         for op in getattr(recipes.RECIPES.get(recipe), "forbid", ()):
             if op in self.banned:
                 raise StudentError("ForbiddenOpError", f"your module's source uses {READABLE[op]} or the grader's "

@@ -30,7 +30,8 @@ from autograder.worker.forbidden import FUNCTION_NAMES, OPS
 MACHINERY = ("forbidden", "ForbiddenOpError", "_refusing_mode", "RefuseByName", "FUNCTION_NAMES",
              "DisableTorchFunction", "DisableTorchFunctionSubclass", "_DisableTorchDispatch", "_pop_torch_function_stack",
              "_push_on_torch_function_stack", "_set_torch_function_mode", "_unset_dispatch_mode",
-             "_pop_mode", "_len_torch_function_stack", "_VariableFunctions", "_VF", "sandbox", "__main__")
+             "_pop_mode", "_len_torch_function_stack", "_VariableFunctions", "_VF", "sandbox", "__main__",
+             "autograder", "recipes", "forbid")
 # torch's modules built around the op, which run it inside their forward (the worker's ban refuses their
 # attention too, but a module that holds one is as plain a use as the op's own name).
 HOLDERS = {"sdpa": ("Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
@@ -65,6 +66,9 @@ ESCAPES = ("importlib", "builtins", "inspect", "gc", "ctypes", "_ctypes", "cffi"
            "attrgetter", "methodcaller", "Formatter", "get_type_hints", "ForwardRef", "subprocess",
            "multiprocessing", "concurrent", "threading", "_thread", "Thread", "asyncio", "pty", "pdb",
            "bdb", "trace", "tracemalloc", "allow_pickle", "weights_only", "environ", "putenv",
+           # more modules that run text as code or resolve a dotted name given as text
+           "doctest", "timeit", "cProfile", "profile", "rlcompleter", "xmlrpc", "pkg_resources",
+           "importlib_metadata", "entry_points", "EntryPoint",
            # torch's code compilers and loaders, its function-mode and operator registries, and its other
            # namespaces that hold the op or the cells (quantization mappings) or run code elsewhere.
            "jit", "overrides", "library", "package", "hub", "cpp_extension", "ops", "ao", "serialization", "load",
@@ -232,6 +236,27 @@ DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 def _names_in(text: str) -> set[str]:
     """The names `text` stands for: itself for an identifier, each part of a dotted path, none for free text."""
     return set(text.split(".")) if DOTTED_NAME.fullmatch(text) else set()
+
+
+# What a module of any part never needs: the grader's own package (its worker runs the checks' recipes beside the
+# module, and a recipe patched from the module would judge itself), the internals of functions (how one replaces a
+# recipe's code), and the registries of loaded modules. Only the module's text is read: a name built at run time
+# passes here, as the ban's does (docs/security.md, A22 and A55).
+WORKER_REACH = ("autograder", "__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "__wrapped__",
+                "__builtins__", "__import__", "importlib", "gc")
+
+
+def grader_reach(source: str) -> str | None:
+    """"line N names X" for the first place where `source` reaches into the grader's worker (WORKER_REACH), or
+    None. A module that does not parse reaches nothing (it fails at import)."""
+    try:
+        used = _used(ast.parse(source))
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    hits = [(line, name) for text, line in used for name in WORKER_REACH if name in _names_in(text)]
+    hits += [(node.lineno, "sys.modules") for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Attribute)
+             and node.attr == "modules" and isinstance(node.value, ast.Name) and node.value.id == "sys"]
+    return f"line {min(hits)[0]} names {min(hits)[1]}" if hits else None
 
 
 def banned_uses(source: str, ops: tuple[str, ...]) -> dict[str, str]:

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from autograder.grader.staff import FLAG, staff_text
-from autograder.public.source_scan import banned_uses, dynamic_uses
+from autograder.public.source_scan import banned_uses, dynamic_uses, grader_reach
 from autograder.worker.forbidden import ForbiddenOpError, forbid
 from tests.hostile import harness
 from tests.hostile.harness import ROOT, assert_contained, build, run_grade
@@ -40,6 +40,7 @@ def adopt_orphans():
                  id="A22_banned_op_runtime_names_in_a_thread"),
     pytest.param("A22_banned_cell_runtime_names", "show_and_tell", "relu_rnn_step_matches_rnn_cell",
                  id="A22_banned_cell_runtime_names"),
+    pytest.param("A22_banned_op_through_doctest", "attention", PARITY, id="A22_banned_op_through_doctest"),
 ])
 def test_A22_names_built_at_run_time_earn_no_parity_points_and_are_flagged(row, part, parity, tmp_path):
     graded = run_grade(build(row, tmp_path / "sub"), (part,))
@@ -196,3 +197,38 @@ def test_A22_torch_s_other_attention_ops_are_refused(call):
                  q[0], q[0], q[0], 4, 1, eye.repeat(3, 1), torch.zeros(12), eye, torch.zeros(4))}
     with forbid("sdpa"), pytest.raises(ForbiddenOpError):
         calls[call]()
+
+
+def test_A55_a_module_that_patches_a_recipe_earns_nothing_and_is_flagged(tmp_path):
+    """bleu.py replaces the code of the worker's "inputs unchanged" recipe, so that the property holds however its
+    functions treat their inputs (they change them). No check of a part earns anything from a module whose source
+    reaches into the grader's worker, and the staff view flags it."""
+    graded = run_grade(build("A55_recipe_patched_from_the_module", tmp_path / "sub"), ("bleu",))
+    assert_contained(graded, within=BOUND)
+    assert graded.report.results and all(not r.passed for r in graded.report.results), \
+        [r.name for r in graded.report.results if r.passed]
+    public = [r for r in graded.report.results if r.visibility == "public"]
+    assert public and all("your module's source uses the grader's worker (line 5 names autograder)" in r.output
+                          for r in public), public[0].output
+    header = staff_text(graded.report, "A55").split("\n\n", 1)[0]
+    assert f"{FLAG}bleu: the module's source uses " in header, header
+
+
+@pytest.mark.parametrize("code", ["from autograder.worker.recipes import bleu", "import autograder",
+                                  "f.__code__ = g.__code__", "g = f.__globals__", "import importlib",
+                                  "import gc", "import sys\nm = sys.modules['x']", "name = 'autograder.worker'"])
+def test_A55_the_scan_for_every_part_names_the_grader_s_worker_and_function_internals(code):
+    assert grader_reach(code) is not None, code
+
+
+@pytest.mark.parametrize("code", ["for m in self.modules():\n    pass", "import sys\nsys.stdout.write('x')",
+                                  "raise ValueError('the autograder expects (N, T)')", "from shared.vocab import END"])
+def test_A55_the_scan_for_every_part_passes_ordinary_code(code):
+    assert grader_reach(code) is None, code
+
+
+@pytest.mark.parametrize("part", ("show_and_tell", "decoding", "bleu", "attention", "reinforce", "lstm_a", "stylenet"))
+def test_A55_no_reference_and_no_variant_reaches_the_grader_s_worker(part):
+    sources = [(ROOT / "solutions" / f"{part}.py").read_text()]
+    sources += [v.apply(sources[0]) for v in all_variants() if v.part == part]
+    assert [grader_reach(source) for source in sources] == [None] * len(sources)
