@@ -241,7 +241,7 @@ def _names_in(text: str) -> set[str]:
 # What a module of any part never needs: the grader's own package (its worker runs the checks' recipes beside the
 # module, and a recipe patched from the module would judge itself), the internals of functions (how one replaces a
 # recipe's code), and the registries of loaded modules. Only the module's text is read: a name built at run time
-# passes here, as the ban's does (docs/security.md, A22 and A55).
+# passes here, as the ban's does (the kit's security notes, A22 and A55).
 WORKER_REACH = ("autograder", "__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "__wrapped__",
                 "__builtins__", "__import__", "importlib", "gc")
 
