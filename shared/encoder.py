@@ -104,6 +104,13 @@ def cache_dir() -> Path:
     return Path(os.environ.get("CAPTIONKIT_CACHE", Path.cwd() / ".cache" / "captionkit"))
 
 
+def user_cache() -> Path:
+    """The students' cache when $CAPTIONKIT_CACHE is unset (the notebooks', `check --train`'s): captionkit/ in the
+    user's cache folder ($XDG_CACHE_HOME, else ~/.cache), never the student's folder (a few hundred MB, rebuilt in
+    seconds)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "captionkit"
+
+
 def load_data(train_seed: int = 0, test_seed: int = 1, n_train: int = 6000, n_test: int = 400,
               max_objects: int = 2, cache: bool = True, retrieval_seed: int | None = None,
               n_retrieval: int = 400) -> CaptionData:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import torch
 
+from shared.encoder import user_cache
 from shared.parts import BY_MODULE, MODULES, TODO_MESSAGE
 from shared.training import seed_everything
 
@@ -56,12 +57,6 @@ def _show_error(shell, etype, value, tb, tb_offset=None):
         pyplot.close("all")  # a figure the stopped cell had begun would show up empty
     shell._showtraceback(etype, value, [line])
     return None
-
-
-def user_cache() -> Path:
-    """The notebooks' data cache when $CAPTIONKIT_CACHE is unset: captionkit/ in the user's cache folder
-    ($XDG_CACHE_HOME, else ~/.cache), never the student's folder (a few hundred MB, rebuilt in seconds)."""
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "captionkit"
 
 
 def setup(part: str, cache: Path | str | None = None, seed: int = 0) -> None:

@@ -198,3 +198,18 @@ def test_a_notebook_runs_torch_on_one_thread():
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["1"]
+
+
+def test_check_train_keeps_its_data_cache_out_of_the_student_s_folder(tmp_path, monkeypatch):
+    """`check --train` encodes the public scenes once and caches them: with $CAPTIONKIT_CACHE unset, in the user's
+    cache folder (as the notebooks do), never in the folder the student runs it from."""
+    from autograder.public import checker, training
+
+    seen = {}
+    monkeypatch.delenv("CAPTIONKIT_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(training, "public_inputs", lambda folder: seen.setdefault("cache", os.environ["CAPTIONKIT_CACHE"]))
+    monkeypatch.setattr(training, "train_parts", lambda *args: [])
+    assert checker.train(tmp_path, ()) == []
+    assert seen["cache"] == str(tmp_path / "user-cache" / "captionkit")

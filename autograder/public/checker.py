@@ -130,7 +130,9 @@ def train(folder: Path, parts: tuple[str, ...], scratch: Path | None = None, pro
     does (autograder.public.training.train_parts), its worker holding the student's own modules of the other parts its
     run uses, each run within LIMITS.training; the runs, judged."""
     from autograder.public import training
+    from shared.encoder import user_cache
 
+    os.environ.setdefault("CAPTIONKIT_CACHE", str(user_cache()))   # the public data's cache, not the student's folder
     with tempfile.TemporaryDirectory(prefix="captionkit-train-", dir=scratch) as tmp:
         tmp = Path(tmp)
         os.chmod(tmp, 0o711)
