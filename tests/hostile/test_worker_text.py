@@ -4,10 +4,12 @@ A39: a location in a student's traceback is the staged module's own file name, w
 number checked against that file: never a file name, a function name or a source line the worker chose, whose
 text student code can set to a hidden check's inputs. A40: the grader's round of every public check (its cases drawn
 from the hidden seed) runs after all public checks, in a worker of its own, so nothing it passes to the student's
-code can be shown in a public check's feedback.
+code can be shown in a public check's feedback. A52: the line is the module's to choose, so where the inputs are the
+grader's (its round of a public check, a hidden check) a student sees only the exception's kind.
 """
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -125,11 +127,13 @@ def test_A39_a_traceback_s_file_name_carries_no_hidden_input(a39):
     """A hidden check and the grader's round of a public check name only a line of the student's bleu.py."""
     variant, graded = a39
     assert_contained(graded, within=BOUND)
-    # The module's own frame (the line that ran the forged code) is all that is left of the traceback; where the
-    # worker's reducer was replaced, the one line of bleu.py its text names (a line number is the residual channel).
+    # The module's own frame (the line that ran the forged code) is all that is left of the traceback, for the staff;
+    # where the worker's reducer was replaced, the one line of bleu.py its text names. A student sees no line (A52).
     line = 3 if variant == "reducer_replaced" else _line_of(graded.folder, "exec(compile(body, name")
-    assert graded.result(UNCHANGED).output == f"your code raised ValueError at bleu.py:{line}"
-    assert graded.result(FIRST).output == f"your code raised ValueError at bleu.py:{line} {GRADER_CASES}"
+    for name in (UNCHANGED, FIRST):
+        assert f'File "bleu.py", line {line}, in ' in graded.result(name).staff_note, graded.result(name).staff_note
+    assert graded.result(UNCHANGED).output == "your code raised ValueError"
+    assert graded.result(FIRST).output == f"your code raised ValueError {GRADER_CASES}"
     for r in graded.results():
         assert "LEAK" not in r.output and "LEAK" not in r.staff_note, (r.name, r.output, r.staff_note)
 
@@ -144,7 +148,45 @@ def test_A40_the_grader_s_round_shows_nothing_in_a_later_public_check(tmp_path):
     assert "PROBE" not in clipped.public_round and "PROBE" not in clipped.output, clipped.output
     assert clipped.public_round == "passed"
     # What the grader's round passed reached only that round, whose failure shows no message.
-    assert re.fullmatch(rf"your code raised RuntimeError at bleu\.py:\d+ {GRADER_CASES}", clipped.output)
+    assert clipped.output == f"your code raised RuntimeError {GRADER_CASES}"
     # Each public check's public round shows what a grade without the grader's rounds shows.
     alone = run_grade(folder, ("bleu",), grader_cases=False)
     assert {r.name: r.public_round for r in graded.results()} == {r.name: r.output for r in alone.results()}
+
+
+# -- A52: the line number is a channel where the inputs are the grader's ---------------------------------------
+
+RANDOM_NGRAMS = "ngram_and_clipped_counts_on_random_captions"   # a hidden check that calls ngram_counts itself
+
+@pytest.fixture(scope="module")
+def a52(tmp_path_factory):
+    folder = build("A52_line_number_channel", tmp_path_factory.mktemp("A52") / "sub",
+                   PUBLIC_NGRAM_CASES=public_ngram_cases())
+    with public_and(RANDOM_NGRAMS):
+        return run_grade(folder, ("bleu",), public_only=False)
+
+
+def _chosen_line(folder: Path, note: str) -> tuple[int, int]:
+    """(the line the staff note says the module raised from, the line the module chose for the case the note names:
+    the first of its _RAISE_AT lines plus its code for that case, as the submission computes it)."""
+    raised = [int(n) for n in re.findall(r'File "bleu\.py", line (\d+), in ', note)]
+    case = re.search(r"tokens=(?:<list of (\d+)>|(\[.*?\])), n=(\d+)", note)
+    assert raised and case, note
+    length = int(case[1]) if case[1] else len(ast.literal_eval(case[2]))
+    code = 4 * (length % 16) + (int(case[3]) - 1) % 4
+    return raised[-1], _line_of(folder, "_RAISE_AT = [") + 1 + code
+
+
+def test_A52_a_line_chosen_by_the_grader_s_inputs_is_not_shown(a52):
+    """The grader's round of a public check and a hidden check show the exception's kind alone: the line, which the
+    module chose from the grader's input, reaches the course staff only."""
+    graded = a52
+    assert_contained(graded, within=BOUND)
+    first, hidden = graded.result(FIRST), graded.result(RANDOM_NGRAMS)
+    assert first.public_round == "passed"
+    for result, shown in ((first, f"your code raised ValueError {GRADER_CASES}"),
+                          (hidden, "your code raised ValueError")):
+        raised, chosen = _chosen_line(graded.folder, result.staff_note)
+        assert raised == chosen                              # the channel is there: the staff see the chosen line
+        assert result.output == shown, result.output
+        assert not re.search(r"\d|bleu\.py|line", result.output), result.output
