@@ -65,6 +65,16 @@ VARIANTS = [
             "        ref_words = [ref.split() for ref in ref_captions]",
             "        ref_captions[:] = [ref.split() for ref in ref_captions]\n        ref_words = ref_captions",
             correct=False, why="overwrites the caller's reference strings with word lists"),
+    # Functions that compute nothing: every property a constant satisfies (invariance under reordering or respacing,
+    # a corpus against itself, ties where BP = 1) is anchored to a score that depends on the captions.
+    Variant("bleu", "corpus_bleu_is_a_constant_zero",
+            "    ### BEGIN SOLUTION\n    matches, totals = [0] * max_n, [0] * max_n\n",
+            "    return [0.0] * max_n\n    ### BEGIN SOLUTION\n    matches, totals = [0] * max_n, [0] * max_n\n",
+            correct=False, why="returns [0.0] * max_n whatever the captions"),
+    Variant("bleu", "corpus_bleu_is_a_constant_one",
+            "    ### BEGIN SOLUTION\n    matches, totals = [0] * max_n, [0] * max_n\n",
+            "    return [1.0] * max_n\n    ### BEGIN SOLUTION\n    matches, totals = [0] * max_n, [0] * max_n\n",
+            correct=False, why="returns [1.0] * max_n whatever the captions"),
     # Correct implementations written differently from the reference.
     Variant("bleu", "ngram_counts_by_zip",
             "    return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))",

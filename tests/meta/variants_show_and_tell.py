@@ -5,6 +5,13 @@ _LOSS = ("    targets = captions[:, 1:]\n"
          "    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=PAD)\n")
 
 VARIANTS = [
+    # A model that computes nothing: its step-by-step decoding equals its teacher forcing, both the output bias. The
+    # identity is anchored to logits that move with the words fed in and with the image.
+    Variant("show_and_tell", "logits_are_the_output_bias",
+            "        self.out = nn.Linear(H, n_vocab)\n        self.H = H\n",
+            "        self.out = nn.Linear(H, n_vocab)\n"
+            "        self.out.forward = lambda h: self.out.bias.expand(*h.shape[:-1], -1)\n        self.H = H\n",
+            correct=False, why="step and forward return the output bias, whatever the words, the state and the image"),
     Variant("show_and_tell", "recurrence_weights_not_transposed",
             "h_prev @ W_hh.T", "h_prev @ W_hh",
             correct=False, why="h_prev W_hh instead of h_prev W_hh^T: right shapes, wrong recurrence"),

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from autograder.public.checks import check
 from autograder.public.checks import bleu as public
-from autograder.public.checks.bleu import ATOL, RTOL, _call, _corpus_bleu, _describe, _expect_scores, has_length_tie
+from autograder.public.checks.bleu import (ATOL, RTOL, _call, _clipped_counts, _corpus_bleu, _describe, _expect_scores,
+                                          _ngram_counts, expect_scores_depend_on_the_captions, has_length_tie)
 from autograder.public.compare import expect
 from autograder.public.strategies import (MORE, PROPERTY, bleu_corpus, bleu_margins, bleu_oracle_corpus,
                                           bleu_reorderable_corpus, bleu_sentence, bleu_separators)
@@ -83,6 +84,7 @@ def corpus_bleu_is_invariant_to_corpus_order(student, ctx):
         _expect_scores("corpus_bleu of the reordered corpus", again, first, RTOL, ATOL,
                        f"{case}; reordered: {_describe(hyps2, refs2)}")
     prop()
+    expect_scores_depend_on_the_captions(student, "invariance to the corpus order")
 
 
 @check(timeout=60)
@@ -132,6 +134,7 @@ def captions_are_split_on_any_whitespace(student, ctx):
         _expect_scores("corpus_bleu of the respaced corpus", _corpus_bleu(student, hyps2, refs2, max_n, case2), plain,
                        RTOL, ATOL, case2)
     prop()
+    expect_scores_depend_on_the_captions(student, "invariance to whitespace")
 
 
 @check(timeout=30)
@@ -145,3 +148,12 @@ def bleu_functions_leave_their_inputs_unchanged(student, ctx):
     for name in ("corpus_bleu", "clipped_counts", "ngram_counts"):
         before, after = out[name]
         expect(after == before, f"{name} modified its inputs: before {before!r}, after {after!r}", case)
+    # Inputs left alone by functions that compute nothing mean nothing: each function must return something.
+    case = "the anchor of inputs left unchanged: tokens=" + repr(hyps[0].split()) + ", n=2"
+    expect(bool(_ngram_counts(student, hyps[0].split(), 2, case)),
+           "ngram_counts: returned no bigram for a caption of 7 words: your ngram_counts does not count", case)
+    case = f"the anchor of inputs left unchanged: hyp={hyps[0].split()!r}, refs={[r.split() for r in refs[0]]!r}, n=2"
+    matches, total = _clipped_counts(student, hyps[0].split(), [r.split() for r in refs[0]], 2, case)
+    expect(total > 0 and matches > 0, f"clipped_counts: returned ({matches}, {total}) for a caption of 7 words that "
+           "shares bigrams with its references: your clipped_counts does not count", case)
+    expect_scores_depend_on_the_captions(student, "inputs left unchanged")

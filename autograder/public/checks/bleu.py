@@ -104,6 +104,27 @@ def _describe(hyps, refs, max_n=None) -> str:
     return f"hyps={hyps!r}, refs={refs!r}" + ("" if max_n is None else f", max_n={max_n}")
 
 
+# The anchor of every property that a constant satisfies (invariance under reordering or respacing, a corpus against
+# itself, inputs left unchanged): scores that do not depend on the captions fail it, while every real bug passes it
+# (no zero, no length tie, no repeated n-gram beyond its reference's count, c = r).
+ANCHOR_SELF = (list(CAT_REFS), [list(CAT_REFS), CAT_REFS[::-1]], 4)     # every p_n = 1, c = r: [1, 1, 1, 1]
+ANCHOR_OTHER = (["a red circle above a blue square"], [["a blue square below a red circle"]], 1)  # p_1 = 6/7
+
+
+def expect_scores_depend_on_the_captions(student, what: str) -> None:
+    """corpus_bleu gives 1 at every order to a corpus against itself and less than 1 to a candidate that shares only
+    some words with its reference: the scores of a property (`what`) mean nothing unless they depend on the captions."""
+    hyps, refs, max_n = ANCHOR_SELF
+    case = f"the anchor of {what}: a corpus against itself; {_describe(hyps, refs, max_n)}"
+    itself = _corpus_bleu(student, hyps, refs, max_n, case)
+    _expect_scores("corpus_bleu of a corpus against itself", itself, [1.0] * max_n, RTOL, ATOL, case)
+    hyps, refs, max_n = ANCHOR_OTHER
+    case = f"the anchor of {what}: 6 of 7 words in the reference; {_describe(hyps, refs, max_n)}"
+    other = _corpus_bleu(student, hyps, refs, max_n, case)
+    expect(other[0] < 1.0 - 1e-6, f"corpus_bleu: BLEU-1 is {other[0]:.12g}, as for a corpus against itself, but p_1 = "
+           f"6/7 here (expected {6 / 7:.12g}): your scores do not depend on the captions", case)
+
+
 def has_length_tie(hyps: list[str], refs: list[list[str]]) -> bool:
     """Some candidate has two references of different lengths equally close to its own: the one case where the
     closest-length tie convention decides r. Every check but closest_length_ties_go_to_the_shorter_reference
@@ -345,6 +366,7 @@ def bleu_of_a_corpus_against_itself_is_one(student, ctx):
         _expect_scores("corpus_bleu of a corpus against itself", _corpus_bleu(student, hyps, refs, max_n, case),
                        [1.0] * max_n, RTOL, ATOL, case)
     prop()
+    expect_scores_depend_on_the_captions(student, "a corpus against itself")
 
 
 def _brevity(student, corpus, expected: list[float]):
@@ -382,6 +404,8 @@ def closest_length_ties_go_to_the_shorter_reference(student, ctx):
     if now.public:
         for corpus, expected in zip(TIE_CASES, _golden("ties")):
             _brevity(student, corpus, expected)
+        # r < c wherever a tie decides r, so BP = 1 in most of these cases: a constant 1 must not pass
+        expect_scores_depend_on_the_captions(student, "the closest-length ties")
         return
 
     @FEW
@@ -389,6 +413,7 @@ def closest_length_ties_go_to_the_shorter_reference(student, ctx):
     def graders(corpus):
         _brevity(student, corpus, now.reference("bleu").corpus_bleu(*corpus))
     graders()
+    expect_scores_depend_on_the_captions(student, "the closest-length ties")
 
 
 # (what the case shows, hyps, refs, max_n or None for the default 4, k): corpora where p_k = 0 (worked out by hand),

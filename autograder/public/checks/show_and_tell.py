@@ -387,6 +387,43 @@ def step_by_step_decoding_equals_teacher_forcing(student, ctx):
                           f"log_softmax of your forward(features, captions)[:, {t}]", stepped[:, t], forward[:, t],
                           rtol=rtol, atol=atol, case=describe)
     prop()
+    expect_logits_depend_on_the_words_and_image(student)
+
+
+# The anchor of the step-by-step identity, which a model whose logits are a constant satisfies: with these random
+# weights (seed 1) the reference's log-probabilities move by 0.5 or more in every row when the word fed in at t = 1
+# changes, and when the image changes at t = 0.
+ANCHOR_CASE = (1, 2, 3, 8, 3, 4, 5, 6, 4)   # model_cases' (seed, N, T, V, D, L, E, H, DV)
+ANCHOR_CAPTIONS = ([[START, 3, END], [START, 4, END]], [[START, 5, END], [START, 6, END]])
+MOVES = 1e-2   # the least change of a log-probability that counts as a dependence (the reference's: 0.5 or more)
+
+
+def expect_logits_depend_on_the_words_and_image(student) -> None:
+    """forward's log-probabilities change at t = 1 with the word fed in at t = 1, and at t = 0 with the image."""
+    sizes, weights, features, _, _, g = _model_inputs(ANCHOR_CASE)
+    other_features = _randn(g, *features.shape).float()
+    captions, other_captions = (torch.tensor(c, dtype=torch.long) for c in ANCHOR_CAPTIONS)
+    describe = (f"the anchor of the step-by-step identity: ShowTellRNN({', '.join(f'{k}={v}' for k, v in sizes.items())})"
+                f" with random weights, features {tuple(features.shape)}, captions {captions.tolist()} and "
+                f"{other_captions.tolist()}, float32, seed={ANCHOR_CASE[0]}")
+    n, t, v = captions.shape[0], captions.shape[1] - 1, sizes["n_vocab"]
+
+    def log_probs(feats, caps, which: str) -> torch.Tensor:
+        got = expect_float_tensor(f"forward({which})", _forward(student, sizes, weights, feats, caps), (n, t, v),
+                                  describe)
+        return got.to(F64).log_softmax(-1)
+
+    base = log_probs(features, captions, "features, captions")
+    words = log_probs(features, other_captions, "features, other captions")
+    moved = float((base[:, 1] - words[:, 1]).abs().max())
+    expect(moved > MOVES, f"your logits do not depend on the words fed in: log_softmax(forward(features, captions))"
+           f"[:, 1] moves by at most {moved:.3g} (expected more than {MOVES:g}) when the words fed in at t = 1 change "
+           f"from {captions[:, 1].tolist()} to {other_captions[:, 1].tolist()}", describe)
+    image = log_probs(other_features, captions, "other features, captions")
+    moved = float((base[:, 0] - image[:, 0]).abs().max())
+    expect(moved > MOVES, f"your logits do not depend on the image: log_softmax(forward(features, captions))[:, 0] "
+           f"moves by at most {moved:.3g} (expected more than {MOVES:g}) when the features change to other random "
+           f"features", describe)
 
 
 # -- retrieval: log p(caption | image), every image against every caption, recall@k -------------------------------
