@@ -2,6 +2,12 @@
 from tests.meta.variants import Variant
 
 VARIANTS = [
+    # Attention that computes nothing: uniform weights satisfy being a distribution, the mean under equal keys and
+    # the invariance to permuted locations; each is anchored to weights that depend on the query.
+    Variant("attention", "uniform_weights_and_the_mean_of_the_values",
+            "    weights = torch.softmax(scores, dim=-1)\n    context = (weights.unsqueeze(1) @ values).squeeze(1)",
+            "    weights = torch.full_like(scores, 1.0 / scores.shape[-1])\n    context = values.mean(1)",
+            correct=False, why="uniform weights and the mean of the values, whatever the query and the keys"),
     Variant("attention", "attend_scales_by_d_not_sqrt_d",
             "scores = (keys @ query.unsqueeze(-1)).squeeze(-1) / math.sqrt(query.shape[-1])",
             "scores = (keys @ query.unsqueeze(-1)).squeeze(-1) / query.shape[-1]",

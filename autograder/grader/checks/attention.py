@@ -13,7 +13,7 @@ from autograder.public.checks.attention import (CLOSE, GRID, LOOSE_GRAD, PROBE_A
                                                 PROBE_COORDS, TIGHT_GRAD, _attend, _attention_inputs,
                                                 _captioner_inputs, _check_coords, _check_forward, _check_steps,
                                                 _expect_distribution, _sdpa_context, _sdpa_weights, _state,
-                                                captioner_case)
+                                                captioner_case, expect_weights_depend_on_the_query)
 from autograder.public.compare import expect, expect_close, expect_shaped, expect_tensor, expect_tuple, type_name
 from autograder.public.strategies import PROPERTY, attention_cases, captioner_sizes, coords_cases, seeds, tensor
 from solutions import attention as reference
@@ -38,6 +38,7 @@ def uniform_weights_give_the_mean_of_the_values(student, ctx):
         expect_close("weights", weights, uniform, CLOSE, inputs=torch.float64, case=describe, same_dtype=True)
         expect_close("context", context, v.mean(1), CLOSE, inputs=torch.float64, case=describe, same_dtype=True)
     prop()
+    expect_weights_depend_on_the_query(student, "uniform weights under equal keys or a zero query")
 
 
 @check()
@@ -58,6 +59,7 @@ def attend_is_invariant_to_permuting_locations(student, ctx):
         expect_close("weights of the permuted locations", weights_p, weights.double()[:, perm],
                      CLOSE, inputs=weights.dtype, case=describe, same_dtype=True)
     prop()
+    expect_weights_depend_on_the_query(student, "invariance to permuting the locations")
 
 
 @check()

@@ -92,6 +92,25 @@ def attention_weights_are_a_distribution(student, ctx):
         _expect_distribution("weights", weights, describe)
         _expect_in_hull(context, v, describe)
     prop()
+    expect_weights_depend_on_the_query(student, "weights that are a distribution")
+
+
+# The anchor of every property that uniform weights satisfy (a distribution, the mean under equal keys, permuting the
+# locations): two queries, each aligned with a different one of three keys, must be given different weights.
+ANCHOR_QUERY = torch.tensor([[4.0, 0.0], [0.0, 4.0]], dtype=torch.float64)              # (N, d)
+ANCHOR_KEYS = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]], dtype=torch.float64).expand(2, 3, 2).clone()
+ANCHOR_VALUES = torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]], dtype=torch.float64).expand(2, 3, 2).clone()
+
+
+def expect_weights_depend_on_the_query(student, what: str) -> None:
+    """attend gives the two anchor queries different weights (SDPA's differ by 0.7 or more at the first key)."""
+    describe = (f"the anchor of {what}: query {ANCHOR_QUERY.tolist()}, keys {ANCHOR_KEYS[0].tolist()} and values "
+                f"{ANCHOR_VALUES[0].tolist()} for both rows, float64")
+    _, weights = _attend(student, ANCHOR_QUERY, ANCHOR_KEYS, ANCHOR_VALUES, describe)
+    moved = float((weights[0].double() - weights[1].double()).abs().max())
+    expect(moved > 1e-2, f"your weights do not depend on the query and the keys: weights {weights.tolist()} differ by "
+           f"at most {moved:.3g} between a query aligned with the first key and one aligned with the second "
+           f"(expected {_sdpa_weights(ANCHOR_QUERY, ANCHOR_KEYS).tolist()})", describe)
 
 
 @check()
