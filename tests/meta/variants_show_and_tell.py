@@ -12,6 +12,9 @@ VARIANTS = [
             "        self.out = nn.Linear(H, n_vocab)\n"
             "        self.out.forward = lambda h: self.out.bias.expand(*h.shape[:-1], -1)\n        self.H = H\n",
             correct=False, why="step and forward return the output bias, whatever the words, the state and the image"),
+    Variant("show_and_tell", "loss_is_a_constant_zero",
+            _LOSS, "    return logits.sum() * 0.0\n",
+            correct=False, why="a zero loss (with a graph) satisfies every padding property and trains nothing"),
     Variant("show_and_tell", "recurrence_weights_not_transposed",
             "h_prev @ W_hh.T", "h_prev @ W_hh",
             correct=False, why="h_prev W_hh instead of h_prev W_hh^T: right shapes, wrong recurrence"),

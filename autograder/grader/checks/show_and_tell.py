@@ -111,6 +111,22 @@ def part_one_functions_leave_their_inputs_unchanged(student, ctx):
         for name, before in tensors.items():
             label = f"parameter {name}" if fn == "parameters" else f"{fn}: input {name} after the call"
             expect_tensor(label, out[fn].get(name), before, rtol=0, atol=0, case=describe)
+    # Inputs left alone by functions that compute nothing mean nothing: each must depend on what it is given.
+    _expect_relu_step_depends_on_x(student, step_inputs, step_describe)
+    public.expect_loss_depends_on_the_scored_logits(student)
+    public.expect_logits_depend_on_the_words_and_image(student)
+
+
+def _expect_relu_step_depends_on_x(student, inputs: dict, describe: str) -> None:
+    moved_inputs = dict(inputs, x=inputs["x"] + 1)
+    describe = f"the anchor of inputs left unchanged: {describe}, then x + 1"
+    got = [expect_float_tensor("relu_rnn_step", student.call("show_and_tell.relu_step", **kw),
+                               tuple(inputs["h"].shape), describe).to(F64) for kw in (inputs, moved_inputs)]
+    expected = [public.rnn_cell_oracle(kw["x"].to(F64), kw["h"].to(F64), kw["W_xh"].to(F64), kw["W_hh"].to(F64),
+                                       kw["b"].to(F64), kw["image_term"].to(F64)) for kw in (inputs, moved_inputs)]
+    moved, should = float((got[0] - got[1]).abs().max()), float((expected[0] - expected[1]).abs().max())
+    expect(moved > 1e-3 * should, f"your relu_rnn_step does not depend on x: its output moves by at most {moved:.3g} "
+           f"when x becomes x + 1 (expected {should:.3g})", describe)
 
 
 def _expect_recall(student, scores, k, describe):

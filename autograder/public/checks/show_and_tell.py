@@ -203,6 +203,33 @@ def caption_loss_ignores_padded_positions(student, ctx):
                       "the loss without them)", other, loss,
                       rtol=rtol, atol=atol, case=describe, check_dtype=False)
     prop()
+    expect_loss_depends_on_the_scored_logits(student)
+
+
+# The anchor of the padding check, which a constant loss satisfies: raising the logit of a scored target word lowers
+# the loss (from log 5 = 1.609 to 1.021, the mean over the two scored positions).
+ANCHOR_LOSS_CAPTIONS = [[START, 3, END, PAD]]
+
+
+def expect_loss_depends_on_the_scored_logits(student) -> None:
+    captions = torch.tensor(ANCHOR_LOSS_CAPTIONS, dtype=torch.long)
+    logits = torch.zeros(1, 3, 5)
+    raised = logits.clone()
+    raised[0, 0, 3] = 2.0   # the logit of the first scored target, word 3
+    describe = (f"the anchor of the padding check: captions {captions.tolist()}, logits zeros (1, 3, 5) float32, then "
+                f"logits[0, 0, 3] = 2 (the logit of the target at t = 0)")
+    loss, lower = (_loss_value(student, x, captions, describe) for x in (logits, raised))
+    expect(lower < loss - 1e-3, f"your caption_loss does not depend on the logits of the scored words: {loss:.6g} "
+           f"with zero logits, {lower:.6g} after raising the target word's logit (expected it to fall, from 1.609 to "
+           f"1.021)", describe)
+
+
+def _loss_value(student, logits, captions, describe) -> float:
+    """The loss as a float (its shape is the other checks' to judge)."""
+    loss = _loss_and_grad(student, logits, captions, describe)[0]
+    expect(isinstance(loss, torch.Tensor) and loss.numel() == 1,
+           f"caption_loss: expected a scalar tensor, got {type_name(loss)}", describe)
+    return float(loss)
 
 
 def model_weights(g: torch.Generator, sizes: dict) -> dict[str, torch.Tensor]:
