@@ -10,11 +10,14 @@ grader's (its round of a public check, a hidden check) a student sees only the e
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
 import pytest
 
+from autograder.grader.report.html import render_report
+from autograder.grader.results import gradescope_results
 from autograder.public.checks import PUBLIC_ROUND, registered, running_as
 from autograder.public.client import StudentError, _error_fields
 from autograder.public.runner import GRADER_CASES, raised_at
@@ -190,3 +193,6 @@ def test_A52_a_line_chosen_by_the_grader_s_inputs_is_not_shown(a52):
         assert raised == chosen                              # the channel is there: the staff see the chosen line
         assert result.output == shown, result.output
         assert not re.search(r"\d|bleu\.py|line", result.output), result.output
+    # Nor in what is handed out: results.json (Gradescope's too) and the feedback report.
+    shown = json.dumps(gradescope_results(graded.report)) + render_report(graded.report, submission="s")
+    assert "_RAISE_AT" not in shown and not re.search(r"bleu\.py:\d|line \d", shown)
