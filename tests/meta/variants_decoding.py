@@ -2,6 +2,14 @@
 from tests.meta.variants import Variant
 
 VARIANTS = [
+    # A sampler that draws nothing: a caption of END then PAD is reproducible and pads after END; the check is
+    # anchored to samples that vary.
+    Variant("decoding", "sampler_returns_end_then_pad",
+            "        raise ValueError(f\"temperature: expected a number > 0, got {temperature!r}\")\n    ### BEGIN SOLUTION\n",
+            "        raise ValueError(f\"temperature: expected a number > 0, got {temperature!r}\")\n"
+            "    return torch.cat([torch.full((n, 1), END), torch.full((n, max_len - 1), PAD)], 1)\n"
+            "    ### BEGIN SOLUTION\n",
+            correct=False, why="every sample is END then PAD, whatever the model and the generator"),
     Variant("decoding", "greedy_without_pad_after_end",
             "        tokens = torch.where(done, torch.full_like(tokens, PAD), log_probs.argmax(-1))\n        out.append(tokens)\n        done = done | (tokens == END)\n    return torch.stack(out, 1)\n    ### END SOLUTION\n\n\n@torch.no_grad()\ndef beam_search",
             "        tokens = log_probs.argmax(-1)\n        out.append(tokens)\n        done = done | (tokens == END)\n    return torch.stack(out, 1)\n    ### END SOLUTION\n\n\n@torch.no_grad()\ndef beam_search",

@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from autograder.public.checks import check
-from autograder.public.checks.decoding import _beam, _toy
+from autograder.public.checks.decoding import (_beam, _toy, expect_beam_scores_its_tokens,
+                                               expect_greedy_starts_with_the_argmax, expect_samples_vary)
 from autograder.public.compare import expect_tensor, expect_tuple
 from autograder.public.strategies import FEW, toy_cases
 from autograder.worker.toys import ranked_sequences, toy_table
@@ -46,6 +47,7 @@ def beam_batch_items_are_independent(student, ctx):
             expect_tensor(f"scores of batch item {n} (batched vs alone)", scores[n:n + 1].double(),
                           alone_scores.double(), rtol=1e-9, atol=1e-9, case=describe)
     prop()
+    expect_beam_scores_its_tokens(student, "batch items searched alone")
 
 
 @check()
@@ -56,3 +58,7 @@ def decoders_leave_their_inputs_unchanged(student, ctx):
                                                         contexts=torch.arange(2), k=2, max_len=3), 2)
     for i, (b, a) in enumerate(zip(before, after)):
         expect_tensor(f"state[{i}] after decoding", a, b, rtol=0, atol=0)
+    # A state left alone by decoders that compute nothing means nothing: each decoder must follow the model.
+    expect_greedy_starts_with_the_argmax(student, "inputs left unchanged")
+    expect_beam_scores_its_tokens(student, "inputs left unchanged")
+    expect_samples_vary(student, "inputs left unchanged")

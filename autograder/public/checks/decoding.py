@@ -239,9 +239,50 @@ def sampling_is_reproducible_and_pads_after_end(student, ctx):
         first, again = _sample(student, table, contexts, 1.0, 4, seed)
         expect_captions("sample_captions with the same generator state", again, first, describe)
         _pad_after_end("sample_captions", first, describe)
+    expect_samples_vary(student, "reproducible sampling")
 
 
 # -- helpers --------------------------------------------------------------------------------------
+
+# The anchors of the properties that a decoder computing nothing satisfies (reproducible sampling, batch items
+# searched alone, inputs left unchanged), on one fixed toy model: a sampler draws more than one first word, a beam's
+# score is the log-probability of its tokens, and greedy's first word is the table's argmax.
+ANCHOR_TOY = (41, 3, 3, 6, 0.0)   # toy_cases' (seed, N, max_len, V, END bias)
+
+
+def expect_samples_vary(student, what: str) -> None:
+    table, _, steps, describe = _toy(ANCHOR_TOY)
+    contexts = torch.arange(table.shape[0]).repeat(50)
+    describe = f"the anchor of {what}: {describe.replace('N=3', f'N={len(contexts)}')}, temperature 1, generator seed 7"
+    first, _ = _sample(student, table, contexts, 1.0, steps, 7)
+    words = sorted(set(first[:, 0].tolist()))
+    expect(len(words) > 1, f"your samples do not vary: all {len(contexts)} captions start with {named(words[0])}, "
+           f"although the three contexts' most probable first words are not all the same", describe)
+
+
+def expect_beam_scores_its_tokens(student, what: str) -> None:
+    table, contexts, steps, describe = _toy(ANCHOR_TOY)
+    describe = f"the anchor of {what}: {describe}, k=2"
+    tokens, scores = _beam(student, table, contexts, 2, steps, describe)
+    for n in range(len(contexts)):
+        recomputed = sequence_log_prob(table, n, tokens[n, 0].tolist())
+        got = float(scores[n, 0])
+        expect(abs(recomputed - got) <= 1e-5 + 1e-5 * abs(recomputed), f"your beam search does not score its "
+               f"captions: the best beam of batch item {n} scores {got:.6f} but its tokens "
+               f"{caption(tokens[n, 0].tolist())} have log-probability {recomputed:.6f}", describe)
+
+
+def expect_greedy_starts_with_the_argmax(student, what: str) -> None:
+    table, contexts, steps, describe = _toy(ANCHOR_TOY)
+    describe = f"the anchor of {what}: {describe}"
+    got = student.call("decoding.greedy_toy", table=table, contexts=contexts, max_len=steps)
+    expect(isinstance(got, torch.Tensor) and tuple(got.shape) == (len(contexts), steps),
+           f"greedy_decode: expected a tensor of shape {(len(contexts), steps)}", describe)
+    expected = _greedy(table, len(contexts), steps)[:, 0]
+    expect(bool((got[:, 0] == expected).all()), f"your greedy decoding does not follow the model: its first words "
+           f"are {[named(int(t)) for t in got[:, 0]]}, the most probable first words {[named(int(t)) for t in expected]}",
+           describe)
+
 
 def _seeds(public: tuple[int, ...]) -> tuple[int, ...]:
     """The seeds of a check with fixed cases: `public` in the public round, as many of the grader's own in its
