@@ -11,7 +11,7 @@ from autograder.public.checks import check
 from autograder.public.checks.reinforce import (N_ESTIMATE, _check_frequencies, _check_unbiased,
                                                 _check_update, _distributions, _estimates, _exact,
                                                 _repeat, _sample)
-from autograder.public.compare import expect, expect_tensor, type_name
+from autograder.public.compare import expect, expect_tensor, expect_tuple, type_name
 from autograder.public.strategies import FEW, PROPERTY, seeds
 from autograder.public.strategies import tensor as normal
 
@@ -101,3 +101,40 @@ def functions_leave_their_inputs_unchanged(student, ctx):
         for name, before in tensors.items():
             expect_tensor(f"{fn}: input {name} after the call", out[fn][name], before, rtol=0, atol=0,
                           case=calls[fn])
+    # Inputs left alone by functions that compute nothing mean nothing: each must depend on what it is given.
+    _expect_functions_depend_on_their_inputs(student, log_probs, rewards, baseline, mask, norms)
+
+
+def _as_float_tensor(got, what: str, describe: str) -> torch.Tensor:
+    """A float or a floating-point tensor as a float64 tensor (their types are the other checks' to judge)."""
+    if isinstance(got, float):
+        return torch.tensor(got, dtype=torch.float64)
+    expect(isinstance(got, torch.Tensor) and got.is_floating_point(),
+           f"{what}: expected a float or a floating-point tensor, got {type_name(got)}", describe)
+    return got.detach().double()
+
+
+def _expect_functions_depend_on_their_inputs(student, log_probs, rewards, baseline, mask, norms) -> None:
+    """sample_location draws a location of weight 1; reinforce_loss, optimal_baseline and update_baseline move when
+    every reward rises by 1 (by -mean(log_probs), 1 and 0.1 in closed form)."""
+    describe = "the anchor of inputs left unchanged: weights one-hot at locations [2, 0, 5], generator seed 3"
+    hot = torch.zeros(3, 6)
+    hot[[0, 1, 2], [2, 0, 5]] = 1.0
+    index, _ = expect_tuple("sample_location result (index, log_prob)",
+                            student.call("reinforce.sample", weights=hot, generator_seed=3, other_seed=4)["result"],
+                            2, describe, exact=True)
+    expect(isinstance(index, torch.Tensor) and index.tolist() == [2, 0, 5], f"your sample_location does not "
+           f"follow its weights: it drew {index.tolist() if isinstance(index, torch.Tensor) else index!r} where every "
+           f"row puts all its weight on one location (expected [2, 0, 5])", describe)
+    raised = rewards + 1
+    for what, call in (("reinforce_loss", lambda r: student.call("reinforce.loss", log_probs=log_probs, rewards=r,
+                                                                 baseline=baseline, mask=mask)["loss"]),
+                       ("optimal_baseline", lambda r: student.call("reinforce.optimal", rewards=r[:, 0],
+                                                                   score_norms_sq=norms)),
+                       ("update_baseline", lambda r: student.call("reinforce.update", baseline=baseline, rewards=r,
+                                                                  momentum=0.9)["value"])):
+        case = f"the anchor of inputs left unchanged: {what} with the rewards, then with every reward + 1"
+        moved = float((_as_float_tensor(call(raised), what, case) - _as_float_tensor(call(rewards), what, case))
+                      .abs().max())
+        expect(moved > 1e-3, f"your {what} does not depend on the rewards: it moves by at most {moved:.3g} when every "
+               f"reward rises by 1", case)
