@@ -26,6 +26,11 @@ _INIT_STATE = '''        n = features.shape[0]
 '''
 
 VARIANTS = [
+    # A schedule that returns nothing detaches nothing: the gradient check is anchored to inputs it must return.
+    Variant("lstm_a", "schedule_returns_nothing",
+            '    ### BEGIN SOLUTION\n    if variant == "LSTM":\n        return [image_input], None\n',
+            '    ### BEGIN SOLUTION\n    return [], None\n    if variant == "LSTM":\n        return [image_input], None\n',
+            correct=False, why="schedule returns an empty prefix and no per-step input for every variant"),
     Variant("lstm_a", "a3_feeds_the_image_first",
             "        return [attr_input, image_input], None\n",
             "        return [image_input, attr_input], None\n",
