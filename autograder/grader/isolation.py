@@ -8,8 +8,9 @@ allows one; the command line reports which in one line. Either way the worker ge
 environment and resource limits (set by the worker on itself before it imports student code, see
 autograder/worker/main.py).
 
-After every part, `sweep` kills every process of the sandbox user (a `setsid` daemon escapes the
-process-group kill) and deletes the files it left in the shared temporary folders.
+After every worker, `sweep` kills every process of the sandbox user (a `setsid` daemon escapes the
+process-group kill) and deletes the files it left in the shared temporary folders, world-writable folders beneath
+them included.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.public.client import copy_runtime as build_runtime  # noqa: F401 (the worker's runtime, for the engine)
-from autograder.public.client import TEMP_DIRS, processes_of
+from autograder.public.client import TEMP_DIRS, processes_of, writable_folders
 from autograder.public.limits import WORKER_DISK_BYTES, WORKER_DISK_FILES
 from autograder.worker import landlock
 
@@ -344,7 +345,7 @@ def confinement_note(private_tmp: bool, sandbox_user: bool) -> str:
         disk = f"disk: its folder (HOME, TMPDIR) watched (killed past {mib} or {files}), other files capped one by one"
     version = landlock.abi()
     reads = (f"reads: Landlock (ABI {version}) allows only the system's programs and libraries, this Python and its "
-             "packages, its runtime and grading folder (the temporary folders write-only)" if version else
+             "packages, its runtime and grading folder (no right in /tmp, /var/tmp or /run/lock)" if version else
              "reads: file permissions only (this kernel has no Landlock)")
     return f"{disk}; {reads}"
 
@@ -414,7 +415,8 @@ def _reap() -> None:
 
 def sweep(isolation: Isolation, keep: frozenset[int] = frozenset()) -> int:
     """Kill every process of the sandbox user but those in `keep` (a part's zygote and its init, between two workers
-    of the part) and delete its files in the temporary folders. Returns how many processes were killed. A no-op
+    of the part) and delete its files and folders in the temporary folders and in every world-writable folder beneath
+    them (client.writable_folders). Returns how many processes were killed. A no-op
     without a dedicated user."""
     if isolation.uid is None:
         return 0
@@ -432,7 +434,10 @@ def sweep(isolation: Isolation, keep: frozenset[int] = frozenset()) -> int:
                 pass
         time.sleep(0.05)
         _reap()
-    for tmp in (*TEMP_DIRS, *queue_folders()):
+    # Every folder the user may have written in: the temporary folders and every world-writable folder beneath them
+    # that it could reach (/tmp/.X11-unix): a file left there would meet a later worker of the same user, as a name
+    # to read or as a file counted against its disk limit.
+    for tmp in (*writable_folders(isolation.uid, TEMP_DIRS), *queue_folders()):
         try:
             entries = list(os.scandir(tmp))
         except OSError:

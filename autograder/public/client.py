@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import collections
 import functools
 import json
 import os
@@ -199,6 +200,7 @@ class Worker:
         self.starts = 0                                # workers started for the part
         self.stdout = self.work = self.requests = self.replies = None
         self.writable: list[str] | None = None   # where the sandbox user's files may lie (writable_folders), found once
+        self.disk_since = 0                       # when the running worker started, in file-time ns (_start)
         self.dead_reason: str | None = None
         self.dead_shown: str | None = None   # the reason as a hidden check may show it (WorkerDied.shown)
         self.import_error: StudentError | None = None
@@ -232,6 +234,8 @@ class Worker:
         os.chmod(work, 0o700)
         self.isolation.owns(work)
         self.work = work
+        # The worker's files in the shared folders are those changed from now on (older ones are another worker's).
+        self.disk_since = os.stat(work).st_ctime_ns
         config = time_limits.LIMITS
         deadline = earliest(Deadline.after(config.seconds(config.startup), "the worker did not start in time"),
                             self.deadline)
@@ -364,7 +368,8 @@ class Worker:
         """A scrubbed environment: nothing of the grader's but what Python and torch need."""
         return {"PATH": "/usr/bin:/bin", "HOME": str(self.work), "TMPDIR": str(self.work), "LANG": "C.UTF-8",
                 "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
-                "PYTHONHASHSEED": "0", "CUDA_VISIBLE_DEVICES": os.environ.get("CAPTIONKIT_WORKER_CUDA", "")}
+                "PYTHONHASHSEED": "0", "CUDA_VISIBLE_DEVICES": os.environ.get("CAPTIONKIT_WORKER_CUDA", ""),
+                **{name: os.environ[name] for name in ("CAPTIONKIT_WORKER_DROP",) if name in os.environ}}   # tests only
 
     @property
     def alive(self) -> bool:
@@ -544,7 +549,7 @@ class Worker:
         if self.work is not None:
             if self.writable is None:
                 self.writable = writable_folders(self.isolation.uid) if self.isolation.uid is not None else []
-            used, files = disk_usage(self.isolation.uid, self.work, self.writable)
+            used, files = disk_usage(self.isolation.uid, self.work, self.writable, self.disk_since)
             if used > self.limits.disk_bytes or files > self.limits.disk_files:
                 raise OverDisk(f"the worker's files took more than its disk limit ({self.limits.disk_bytes / 2 ** 20:.0f}"
                                f" MiB or {self.limits.disk_files} files): {used / 2 ** 20:.0f} MiB in {files} files")
@@ -662,10 +667,11 @@ MEMORY_TEMP_DIRS = ("/dev/shm",)   # temporary folders whose files take memory, 
 TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 
 
-def _walk(roots: list[tuple[str, bool]], uid: int | None, enter) -> tuple[int, int]:
+def _walk(roots: list[tuple[str, bool]], uid: int | None, since: int = 0) -> tuple[int, int]:
     """(bytes, entries) of what lies beneath `roots` ((folder, count everything in it)) and is counted: everything
-    where the flag is set, else what `uid` owns; a folder is searched when counted or when enter(stat) says so. A stack,
-    not recursion: the worker chooses how deep its folders go."""
+    where the flag is set, else what `uid` owns and changed (st_ctime, which no user can set back) at `since` (ns) or
+    later; beneath a folder without the flag only `uid`'s folders are searched. A stack, not recursion: the worker
+    chooses how deep its folders go."""
     used = files = 0
     stack = list(roots)
     while stack:
@@ -679,23 +685,31 @@ def _walk(roots: list[tuple[str, bool]], uid: int | None, enter) -> tuple[int, i
                 info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            counted = everything or info.st_uid == uid
-            if counted:
+            owned = info.st_uid == uid
+            if everything or (owned and info.st_ctime_ns >= since):
                 used, files = used + info.st_blocks * 512, files + 1
-            if entry.is_dir(follow_symlinks=False) and (counted or enter(info)):
-                stack.append((entry.path, counted))
+            if entry.is_dir(follow_symlinks=False) and (everything or owned):
+                stack.append((entry.path, everything))
     return used, files
 
 
-def writable_folders(uid: int) -> list[str]:
-    """The folders in the disk-backed TEMP_DIRS that every user may write to (sticky /tmp-like ones, a test's drop
-    folder), found by one walk through every folder user `uid` may enter: the places besides its own where its files
-    can lie (disk_usage looks only there, at a cost that does not grow with what other users keep in /tmp)."""
-    found = [folder for folder in TEMP_DIRS if folder not in MEMORY_TEMP_DIRS]
-    stack = list(found)
-    while stack:
+# Folders one search for world-writable folders enters at most: bounded whatever other users keep in the temporary
+# folders; breadth first, so shallow ones (/tmp/.X11-unix) are found first.
+SEARCHED_FOLDERS = 20_000
+
+
+def writable_folders(uid: int, roots: tuple[str, ...] | None = None) -> list[str]:
+    """`roots` (default: the disk-backed TEMP_DIRS) and the folders beneath them that every user may write to (sticky
+    /tmp-like ones, /tmp/.X11-unix, a test's drop folder), found by one walk through every folder of another user
+    that user `uid` may enter: the places besides its own where its files can lie (disk_usage looks only there, and
+    the grader's sweep empties them of its files)."""
+    found = list(roots if roots is not None else (folder for folder in TEMP_DIRS if folder not in MEMORY_TEMP_DIRS))
+    queue = collections.deque(found)
+    for _ in range(SEARCHED_FOLDERS):
+        if not queue:
+            break
         try:
-            entries = list(os.scandir(stack.pop()))
+            entries = list(os.scandir(queue.popleft()))
         except OSError:
             continue
         for entry in entries:
@@ -704,18 +718,19 @@ def writable_folders(uid: int) -> list[str]:
             except OSError:
                 continue
             if entry.is_dir(follow_symlinks=False) and info.st_uid != uid and info.st_mode & 0o001:
-                stack.append(entry.path)
+                queue.append(entry.path)
                 if info.st_mode & 0o002:
                     found.append(entry.path)
     return found
 
 
-def disk_usage(uid: int | None, own: Path, writable: list[str] = ()) -> tuple[int, int]:
+def disk_usage(uid: int | None, own: Path, writable: list[str] = (), since: int = 0) -> tuple[int, int]:
     """(bytes, files and folders) a worker keeps: everything in its folder `own` and, with a sandbox user `uid`,
-    what that user owns in the `writable` folders (writable_folders) and beneath (without one, files there cannot be
-    told from the grader's). The memory-backed temporary folders are tree_memory's."""
+    what that user owns in the `writable` folders (writable_folders) and beneath, changed at `since` (ns, the
+    worker's start) or later: files an earlier worker of the user left are not this one's (without a user, files
+    there cannot be told from the grader's). The memory-backed temporary folders are tree_memory's."""
     roots = [(str(own), True)] + [(folder, False) for folder in (writable if uid is not None else ())]
-    return _walk(roots, uid, lambda info: False)
+    return _walk(roots, uid, since)
 
 
 def empty_folder(folder: Path) -> None:

@@ -27,15 +27,17 @@ SCOPE_ABSTRACT_UNIX_SOCKET = 1   # ABI 6: no connection to an abstract socket ma
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV   # the rights a rule on a file may hold
 
 READ = EXECUTE | READ_FILE | READ_DIR
-# Make and remove files and folders, write them, but read nothing: the shared temporary folders, where other users'
-# files (a clone made with mktemp, another grade's folders) lie beside the worker's.
-WRITE_ONLY = WRITE_FILE | TRUNCATE | REMOVE_DIR | REMOVE_FILE | MAKE_DIR | MAKE_REG | MAKE_SOCK | MAKE_FIFO | MAKE_SYM
 EVERYTHING = (1 << 16) - 1
 
 SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")   # written by ordinary programs
+# The shared temporary folders get no right at all: a file left in a world-writable folder there (/tmp/.X11-unix)
+# would outlive the worker, for a later worker to find by name. The worker's own folder is its HOME and TMPDIR.
 SHARED_TEMP = ("/tmp", "/var/tmp", "/run/lock")
 MEMORY_TEMP = ("/dev/shm",)   # POSIX shared memory: made and read back by the same program
+# A folder the worker may also write in, named by the grader's environment (passed on by client.Worker): where the
+# kit's own tests let an attack leave evidence after grading. Unset when grading.
+DROP_VARIABLE = "CAPTIONKIT_WORKER_DROP"
 
 
 def _libc():
@@ -56,15 +58,17 @@ def abi() -> int:
 def worker_paths(runtime: str, folder: str) -> dict[str, int]:
     """{path: rights} of a worker running from `runtime` whose own folder (its part's scratch, holding its current
     folder) is `folder`: the system's programs and libraries, this Python and its packages, the runtime and the grading
-    folder above it (the inputs it is told of), read; its folder, everything; the shared temporary folders, write
-    only; /dev/shm, everything."""
+    folder above it (the inputs it is told of), read; its folder and /dev/shm, everything; the shared temporary
+    folders (SHARED_TEMP), nothing beyond what a rule above gives beneath them."""
     rights = {path: READ for path in SYSTEM}
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
               os.path.dirname(os.path.realpath(sys.executable)), *(p for p in sys.path if os.path.isabs(p))}
     rights.update({os.path.realpath(path): READ for path in python})
     rights.update({runtime: READ, os.path.dirname(runtime): READ})
-    rights.update({path: WRITE_ONLY for path in SHARED_TEMP})
     rights.update({path: EVERYTHING for path in (*MEMORY_TEMP, folder)})
+    drop = os.environ.get(DROP_VARIABLE, "")
+    if os.path.isabs(drop):   # set by the grader's own environment, never by a submission
+        rights[drop] = EVERYTHING
     rights.update({path: READ_FILE | WRITE_FILE | TRUNCATE for path in DEVICES})
     return rights
 

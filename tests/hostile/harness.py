@@ -93,12 +93,18 @@ def private_dir(parent: Path) -> Path:
 
 
 def drop_dir(parent: Path) -> Path:
-    """A folder the sandbox user may write to (mode 1777), inside one it may pass through: where a test lets an
-    attack leave evidence of what it managed to do after grading."""
+    """A folder of the sandbox user's own (mode 700; 1777 without one), inside one it may pass through: where a test
+    lets an attack leave evidence of what it managed to do after grading. Not world-writable, so the sweep leaves
+    it; the worker's Landlock rules allow it only where the grader's environment names it (CAPTIONKIT_WORKER_DROP)."""
     os.chmod(parent, 0o711)
     path = Path(parent) / "drop"
     path.mkdir()
-    os.chmod(path, 0o1777)
+    isolation = detect()
+    if isolation.uid is None:
+        os.chmod(path, 0o1777)
+    else:
+        os.chown(path, isolation.uid, isolation.gid)
+        os.chmod(path, 0o700)
     return path
 
 

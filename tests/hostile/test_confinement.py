@@ -1,6 +1,8 @@
 """Hostile submissions against what the worker may write and read on the machine, and the channels that would leave
-it (docs/security.md, rows A44-A46): a disk filled from the worker's TMPDIR or /tmp, another checkout of the kit on
-the same machine, a POSIX message queue kept after the grade, and AF_UNIX sockets held open outside the sandbox.
+it (docs/security.md, rows A44-A46, A53, A54): a disk filled from the worker's TMPDIR or /tmp, another checkout of
+the kit on the same machine, a POSIX message queue kept after the grade, AF_UNIX sockets held open outside the
+sandbox, and files left in a world-writable folder under /tmp for a later worker (a relay of inputs, leftovers
+counted against a classmate's disk limit).
 
 Each test grades with the real grader (harness.run_grade) and asserts the row's outcome and what every row keeps
 (harness.assert_contained).
@@ -16,6 +18,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -221,3 +224,118 @@ def test_A46_the_sweep_removes_the_sandbox_user_s_message_queues(tmp_path):
     assert done.returncode == 0, done.stdout
     listed = json.loads(done.stdout.splitlines()[-1])
     assert tag.lstrip("/") in listed["before"] and tag.lstrip("/") not in listed["after"], listed
+
+
+# -- A53, A54: a world-writable folder under /tmp that the sandbox user does not own ---------------------------
+
+@pytest.fixture
+def shared_drop(open_folder):
+    """A world-writable folder under /tmp owned by root (as /tmp/.X11-unix and /tmp/.ICE-unix are), inside one every
+    user may enter; removed afterwards with the rest of `open_folder`."""
+    drop = open_folder / "drop"
+    drop.mkdir()
+    os.chmod(drop, 0o777)
+    return drop
+
+
+def test_A53_landlock_gives_the_worker_no_right_in_the_shared_temporary_folders():
+    """Its own folder (beneath /tmp, as a grade's is) is everything; /tmp, /var/tmp and /run/lock get no rule."""
+    rights = landlock.worker_paths("/tmp/captionkit-grade-x/runtime", "/tmp/captionkit-grade-x/bleu/work")
+    assert not set(landlock.SHARED_TEMP) & set(rights), sorted(rights)
+    assert rights["/tmp/captionkit-grade-x/bleu/work"] == landlock.EVERYTHING
+
+
+@pytest.mark.caps
+def test_A53_no_relay_through_a_shared_folder_under_tmp(tmp_path, shared_drop):
+    """One grade's worker leaves files named after its inputs in the shared folder; a later grade's worker asks for
+    each name and must find none (Landlock: no write right under /tmp; without it the sweep removes them)."""
+    user_switch("the sweep of the sandbox user's files")
+    writer = run_grade(build("A53_tmp_relay", tmp_path / "writer", DROP=shared_drop, MODE="write"), ("bleu",))
+    reader = run_grade(build("A53_tmp_relay", tmp_path / "reader", DROP=shared_drop, MODE="read"), ("bleu",))
+    assert_contained(writer, within=BOUND)
+    assert_contained(reader, within=BOUND)
+    wrote, read = writer.probe(FIRST), reader.probe(FIRST)
+    assert wrote["wrote"] or wrote["error"] == "PermissionError", wrote
+    assert read == {"read": ""}, (wrote, read)
+    assert not os.listdir(shared_drop), os.listdir(shared_drop)
+
+
+SLOW_ONCE = """
+
+import time as _time
+
+_correct_ngram_counts, _slept = ngram_counts, []
+
+
+def ngram_counts(tokens, n):
+    if not _slept:
+        _slept.append(_time.sleep(1.5))
+    return _correct_ngram_counts(tokens, n)
+"""
+
+
+@pytest.mark.caps
+def test_A54_leftovers_in_a_shared_folder_cost_a_classmate_nothing(tmp_path, shared_drop):
+    """A worker leaves more files than the worker's file limit in the shared folder; the correct submission graded
+    after it by the same grader (the same sandbox user) scores as it does alone."""
+    user_switch("the sweep of the sandbox user's files")
+    innocent = tmp_path / "innocent"
+    innocent.mkdir()
+    # Correct, and slow once (its first call waits 1.5 s): the disk watchdog looks while the grader waits for a reply.
+    (innocent / "bleu.py").write_text((ROOT / "solutions/bleu.py").read_text() + SLOW_ONCE)
+    alone = run_grade(innocent, ("bleu",))
+    hostile = run_grade(build("A54_leftovers_zero_a_classmate", tmp_path / "hostile", DROP=shared_drop), ("bleu",))
+    after = run_grade(innocent, ("bleu",))
+    assert_contained(hostile, within=BOUND)
+    assert_contained(after, within=BOUND)
+    left = hostile.probe(FIRST)
+    assert left["left"] == 4200 or left["error"] == "PermissionError", left
+    assert alone.full_marks("bleu"), alone.describe()
+    assert after.total("bleu") == alone.total("bleu"), after.describe()
+    assert not os.listdir(shared_drop), len(os.listdir(shared_drop))
+
+
+def test_A53_A54_the_sweep_removes_the_sandbox_user_s_files_in_shared_folders(shared_drop):
+    """Without Landlock the worker may write in a world-writable folder it does not own: the sweep finds every file and
+    folder of the sandbox user beneath the temporary folders, at any depth, and leaves other users' files."""
+    user_switch("the sweep of the sandbox user's files")
+    isolation = detect()
+    nested = shared_drop / "open"
+    nested.mkdir()
+    os.chmod(nested, 0o777)
+    (shared_drop / "root-file").write_text("kept")
+    make = ("import os, sys\n"
+            "for folder in sys.argv[1:]:\n"
+            "    open(os.path.join(folder, 'left'), 'w').close()\n"
+            "    os.makedirs(os.path.join(folder, 'tree', 'a', 'b'))\n")
+    subprocess.run(["setpriv", f"--reuid={isolation.uid}", f"--regid={isolation.gid}", "--clear-groups",
+                    sys.executable, "-c", make, str(shared_drop), str(nested)], check=True)
+    assert {"left", "tree"} <= set(os.listdir(nested))
+    isolation.sweep()
+    assert sorted(os.listdir(shared_drop)) == ["open", "root-file"], os.listdir(shared_drop)
+    assert os.listdir(nested) == []
+
+
+def test_A54_the_disk_watchdog_counts_only_what_changed_since_the_worker_started(tmp_path, shared_drop):
+    """Files of the sandbox user in a shared folder from before the worker's start (a sweep missed them) are not its
+    own; one it writes, or an old one it changes, is."""
+    user_switch("telling the worker's files in /tmp from the grader's")
+    from autograder.public.client import disk_usage
+    uid = detect().uid
+    old = [shared_drop / f"old-{i}" for i in range(3)]
+    for path in old:
+        path.write_bytes(b"x" * 8192)
+        os.chown(path, uid, -1)
+    time.sleep(0.05)   # past the file system's clock grain
+    own = tmp_path / "work"
+    own.mkdir()
+    since = os.stat(own).st_ctime_ns   # as Worker._start takes it
+    time.sleep(0.05)
+    assert disk_usage(uid, own, [str(shared_drop)], since) == (0, 0)
+    assert disk_usage(uid, own, [str(shared_drop)])[1] == 3        # without a start, every file of the user
+    new = shared_drop / "new"
+    new.write_bytes(b"x" * 8192)
+    os.chown(new, uid, -1)
+    os.chmod(old[0], 0o600)
+    used, files = disk_usage(uid, own, [str(shared_drop)], since)
+    assert files == 2 and used >= 2 * 8192, (used, files)

@@ -38,7 +38,7 @@ from autograder.grader import rubric as rubric_mod
 from autograder.grader.context import GradingContext, hidden_seed
 from autograder.grader.results import gradescope_results, write_json_atomic
 from autograder.public import client, limits
-from autograder.worker import confine, protocol
+from autograder.worker import confine, landlock, protocol
 from autograder.public.client import Limits
 from autograder.grader.isolation import detect
 from tests.hostile import harness
@@ -388,7 +388,8 @@ def test_A1_writes_to_results_and_grader_files_fail(tmp_path, private):
     denied = {k: v for k, v in attempts.items() if k != "tmp"}
     assert all(v in ("PermissionError", "FileNotFoundError") for v in denied.values()), attempts
     assert attempts["results"] == "PermissionError" and attempts["repo_autograder"] == "PermissionError"
-    assert attempts["tmp"] == "ok"                                     # /tmp is world-writable: swept instead
+    # /tmp is world-writable: with Landlock the worker has no right there (A53), else what it writes is swept
+    assert attempts["tmp"] == ("PermissionError" if landlock.abi() else "ok"), attempts
     assert not Path("/tmp/captionkit-hostile-A1-results.json").exists()
     assert (private / "sentinel.txt").read_text() == "sentinel" and not results.exists()
     assert not (ROOT / "autograder" / "hostile-A1.json").exists()
@@ -800,8 +801,10 @@ def test_A18_damage_is_refused_and_temp_files_swept(a18):
         assert found[key] == "PermissionError", (key, found)
     assert found["own_work"] == "ok"                                   # its own scratch is its own
     assert (private / "sentinel.txt").read_text() == "sentinel"
-    for folder in ("/tmp", "/var/tmp", "/dev/shm"):
-        assert found[folder] == "ok" and not (Path(folder) / LEFTOVER).exists(), folder
+    # With Landlock the worker has no right in the shared temporary folders (A53); /dev/shm stays its own
+    shared = "PermissionError" if landlock.abi() else "ok"
+    for folder, outcome in (("/tmp", shared), ("/var/tmp", shared), ("/dev/shm", "ok")):
+        assert found[folder] == outcome and not (Path(folder) / LEFTOVER).exists(), (folder, found[folder])
     assert graded.total("bleu") == points("bleu", FIRST) and graded.full_marks("decoding"), graded.describe()
 
 
@@ -811,14 +814,15 @@ def test_A18_nothing_is_left_for_the_next_submission(a18):
     graded, _, uid = a18
     found = graded.probe(FIRST)
     # Made, or refused by the worker's seccomp filter (System V IPC creation), and the lock file made.
-    assert found["/run/lock"] == "ok", found
+    assert found["/run/lock"] == ("PermissionError" if landlock.abi() else "ok"), found
     left = {"ipc": _ipc_objects(uid), "/run/lock": (Path("/run/lock") / LEFTOVER).exists()}
     assert left == {"ipc": {"shm": [], "msg": []}, "/run/lock": False}, left
 
 
-def test_A16_leftover_daemon_thread_and_atexit_are_stopped(tmp_path, tmp_public):
+def test_A16_leftover_daemon_thread_and_atexit_are_stopped(tmp_path, tmp_public, monkeypatch):
     user_switch("A16 (the sweep of the sandbox user's processes)")
     drop = harness.drop_dir(tmp_public)
+    monkeypatch.setenv("CAPTIONKIT_WORKER_DROP", str(drop))   # Landlock: the worker writes under /tmp nowhere else
     graded = run_grade(build("A16_leftover_processes", tmp_path / "sub", also=("decoding",), DROP=drop),
                        ("bleu", "decoding"))
     assert_contained(graded, within=2 * BOUND)

@@ -322,7 +322,11 @@ def a36_probe() -> tuple[harness.Graded, dict]:
     folder: too long for a check's feedback)."""
     with public_tmp("captionkit-hostile-A36-") as tmp:
         drop = harness.drop_dir(tmp)
-        graded = run_grade(build("A36_other_processes", tmp / "sub", DROP=drop), ("bleu",))
+        os.environ["CAPTIONKIT_WORKER_DROP"] = str(drop)   # Landlock: the worker writes under /tmp nowhere else
+        try:
+            graded = run_grade(build("A36_other_processes", tmp / "sub", DROP=drop), ("bleu",))
+        finally:
+            del os.environ["CAPTIONKIT_WORKER_DROP"]
         return graded, json.loads((drop / "processes.json").read_text())
 
 
