@@ -497,3 +497,41 @@ def test_a_lookup_table_of_the_golden_data_passes_check_and_loses_the_points_in_
     assert graded[forward].staff_note   # what failed, for the course staff
     assert all(r.passed for r in graded.values() if r.visibility == "public" and r.name != forward), \
         [f"{r.name}: {r.output}" for r in graded.values() if not r.passed]
+
+
+# -- properties that a function computing nothing satisfies are anchored ----------------------------------------
+# (variant name, the checks of its part that it must fail although their property alone holds for it). Each variant
+# (tests/meta) is the reference with one function replaced by a constant or a no-op; before the anchors it earned
+# these checks' points.
+TRIVIAL = (
+    ("bleu", "corpus_bleu_is_a_constant_zero",
+     {"bleu_of_a_corpus_against_itself_is_one", "corpus_bleu_is_invariant_to_corpus_order",
+      "captions_are_split_on_any_whitespace", "bleu_functions_leave_their_inputs_unchanged"}),
+    ("bleu", "corpus_bleu_is_a_constant_one",
+     {"bleu_of_a_corpus_against_itself_is_one", "corpus_bleu_is_invariant_to_corpus_order",
+      "captions_are_split_on_any_whitespace", "closest_length_ties_go_to_the_shorter_reference",
+      "bleu_functions_leave_their_inputs_unchanged"}),
+    ("show_and_tell", "logits_are_the_output_bias",
+     {"step_by_step_decoding_equals_teacher_forcing", "part_one_functions_leave_their_inputs_unchanged"}),
+    ("show_and_tell", "loss_is_a_constant_zero",
+     {"caption_loss_ignores_padded_positions", "part_one_functions_leave_their_inputs_unchanged"}),
+    ("decoding", "sampler_returns_end_then_pad",
+     {"sampling_is_reproducible_and_pads_after_end", "decoders_leave_their_inputs_unchanged"}),
+    ("attention", "uniform_weights_and_the_mean_of_the_values",
+     {"attention_weights_are_a_distribution", "uniform_weights_give_the_mean_of_the_values",
+      "attend_is_invariant_to_permuting_locations"}),
+    ("lstm_a", "schedule_returns_nothing", {"schedule_keeps_the_inputs_in_the_graph"}),
+)
+
+
+@pytest.mark.xdist_group("full-grade")
+@pytest.mark.parametrize("part, name, anchored", TRIVIAL, ids=[name for _, name, _ in TRIVIAL])
+def test_a_property_check_gives_no_points_to_a_function_that_computes_nothing(part, name, anchored, tmp_path):
+    from tests.meta.variants import all_variants, make_submission
+
+    variant = next(v for v in all_variants() if (v.part, v.name) == (part, name))
+    results = {r.name: r for r in grade(make_submission(tmp_path / "submission", variant), parts=(part,),
+                                        skip_training=True).results}
+    assert anchored <= set(results), sorted(anchored - set(results))
+    earned = {check: results[check].output for check in anchored if results[check].score > 0}
+    assert not earned, f"{name} earns points for a property that a constant satisfies: {earned}"
