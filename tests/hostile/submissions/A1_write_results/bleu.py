@@ -6,6 +6,7 @@ import json
 import os
 import sys
 
+_KIT = "auto" + "grader"   # the kit's package, not written whole: the source scan refuses a module that names it (A55)
 RESULTS, SENTINEL, REPO = "@@PRIVATE@@/results/results.json", "@@PRIVATE@@/sentinel.txt", "@@REPO@@"
 FAKE = '{"score": 1000.0, "tests": []}'
 work = os.getcwd()                        # the worker's own folder: <grading scratch>/bleu/work
@@ -32,13 +33,13 @@ ATTEMPTS = {
     "results_rm": _attempt(lambda: os.remove(RESULTS)),
     "results_dir": _attempt(_write(os.path.join(os.path.dirname(RESULTS), "fake.json"))),
     "sentinel": _attempt(_write(SENTINEL, "owned")),
-    "repo_autograder": _attempt(_write(os.path.join(REPO, "autograder", "hostile-A1.json"))),
-    "repo_hidden": _attempt(_write(os.path.join(REPO, "autograder", "grader", "hidden", "hostile-A1.json"))),
-    "repo_rubric": _attempt(_write(os.path.join(REPO, "autograder", "grader", "rubric.json"), "", "a")),
+    "repo_autograder": _attempt(_write(os.path.join(REPO, _KIT, "hostile-A1.json"))),
+    "repo_hidden": _attempt(_write(os.path.join(REPO, _KIT, "grader", "hidden", "hostile-A1.json"))),
+    "repo_rubric": _attempt(_write(os.path.join(REPO, _KIT, "grader", "rubric.json"), "", "a")),
     "scratch": _attempt(_write(os.path.join(scratch, "results.json"))),
     "scratch_grader": _attempt(_write(os.path.join(scratch, "grader", "results.json"))),
     "scratch_shared": _attempt(_write(os.path.join(scratch, "shared", "results.json"))),
-    "runtime": _attempt(_write(os.path.join(scratch, "runtime", "autograder", "worker", "recipes", "bleu.py"), "", "a")),
+    "runtime": _attempt(_write(os.path.join(scratch, "runtime", _KIT, "worker", "recipes", "bleu.py"), "", "a")),
     "output": _attempt(_write(os.path.join(os.path.dirname(work), "output.txt"), "", "a")),
     "tmp": _attempt(_write("/tmp/captionkit-hostile-A1-results.json")),
 }
@@ -48,6 +49,6 @@ _reference_ngram_counts = ngram_counts
 
 
 def ngram_counts(tokens, n):
-    if sys._getframe(1).f_globals.get("__name__", "").startswith("autograder."):  # the grader's own call
+    if sys._getframe(1).f_globals.get("__name__", "").startswith(_KIT + "."):  # the grader's own call
         raise RuntimeError("PROBE" + json.dumps(ATTEMPTS, separators=(",", ":")))
     return _reference_ngram_counts(tokens, n)
