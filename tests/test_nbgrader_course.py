@@ -331,11 +331,13 @@ def files_of(folder: Path) -> dict[str, bytes]:
 
 
 def test_release_is_locked_and_holds_only_stubs_and_the_handouts_public_checker(released, built):
-    """The release: the stubs, the notebook, the figures, and the public checker exactly as the handout holds it
-    (autograder/: the same files; shared/: those the checker and the stubs import, a part of the handout's)."""
+    """The release: the stubs, the notebook, the written questions' notebook, the figures, and the public checker
+    exactly as the handout holds it (autograder/: the same files; shared/: those the checker and the stubs import, a
+    part of the handout's)."""
     release = released["release"]
     assert sorted(p.name for p in release.iterdir()) == sorted([f"{m}.py" for m in MODULES] +
-                                                                [f"{ASSIGNMENT}.ipynb", "figures", "autograder", "shared"])
+                                                                [f"{ASSIGNMENT}.ipynb", nbgrader_course.WRITTEN,
+                                                                 "figures", "autograder", "shared"])
     assert sorted(p.name for p in (release / "figures").iterdir()) == sorted(f"{m}.png" for m in MODULES)
     for module in MODULES:
         assert (release / f"{module}.py").read_text() == (ROOT / "assignments" / f"{module}.py").read_text()

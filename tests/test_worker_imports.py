@@ -13,13 +13,15 @@ from shared.parts import MODULES
 from autograder.worker.recipes import WITHOUT_TORCH
 
 # A student's BLEU module that reports, through ngram_counts (a Counter with one key), what its worker holds.
+# vars(sys) rather than the attribute: the source scan refuses a module that names sys.modules (A55)
 REPORTS_TORCH = """
 import sys
 from collections import Counter
 
 
 def ngram_counts(tokens, n):
-    return Counter({tuple(sorted(m for m in sys.modules if m == "torch" or m.startswith("torch."))): 1})
+    loaded = vars(sys)["modules"]
+    return Counter({tuple(sorted(m for m in loaded if m == "torch" or m.startswith("torch."))): 1})
 """
 USES_TORCH = """
 from collections import Counter

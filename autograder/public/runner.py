@@ -134,7 +134,7 @@ def _outcome(exc: BaseException, chk: Check, visible: bool, grader_cases: bool =
     check's exception, and one in the grader's round, shows only its kind (from client.KINDS): never its message
     (which may hold a hidden input; a TODO's message too, since student code may raise one of its own choosing)
     and never where it was raised, since the module chooses the line it raises from and can choose it by the
-    grader's input (docs/security.md A52). The location stays in the staff note, and in a public check's public
+    grader's input (the kit's security notes, A52). The location stays in the staff note, and in a public check's public
     round, whose inputs are all public."""
     if isinstance(exc, CheckFailed):
         message = str(exc).split("\nFalsifying example")[0].strip()

@@ -47,6 +47,11 @@ from tests.hostile.harness import ROOT, assert_contained, build, run_grade
 FIRST = "ngram_counts_is_the_counter_of_ngrams"              # the first public bleu check: where probes report
 CLIPPED = "clipped_counts_clip_at_the_most_in_one_reference"
 WORKED = "corpus_bleu_reproduces_the_worked_examples"        # the check that sends "the cat is on the mat"
+SELF = "bleu_of_a_corpus_against_itself_is_one"
+TIES = "closest_length_ties_go_to_the_shorter_reference"
+# the public checks whose cases include the lecture's "the cat is on the mat" (the self-corpus identity's anchor is
+# that example, and the ties' check takes the same anchor)
+SENDS_THE_CAT = (WORKED, SELF, TIES)
 CORPUS = (WORKED, "bleu_of_a_corpus_against_itself_is_one", "brevity_penalty_uses_the_closest_reference_lengths")
 # every public bleu check that calls corpus_bleu: a broken corpus_bleu fails them all
 CALLS_CORPUS_BLEU = (*CORPUS, "closest_length_ties_go_to_the_shorter_reference",
@@ -208,7 +213,9 @@ def test_F4_exception_message_shows_in_public_checks_only(tmp_path):
     assert len(public) <= 4000
     # hidden: the type alone, no line and no inputs (A52)
     assert graded.result(UNCHANGED).output == "your code raised ValueError"
-    assert graded.total("bleu") == points("bleu", WORKED, UNCHANGED, hidden=(UNCHANGED,))
+    for name in SENDS_THE_CAT:
+        assert graded.result(name).output.startswith("your code raised ValueError: LEAK<<"), name
+    assert graded.total("bleu") == points("bleu", *SENDS_THE_CAT, UNCHANGED, hidden=(UNCHANGED,))
 
 
 def test_F5_wrong_return_types_are_named(tmp_path):
