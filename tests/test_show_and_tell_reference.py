@@ -78,4 +78,9 @@ def test_a_training_failure_names_a_step_that_disagrees_with_forward_and_a_loss_
     assert known_causes({"step_agrees_with_forward": True, "losses": [2.0, 1.2]}) == []
     causes = known_causes({"step_agrees_with_forward": False, "losses": [2.0, 1.99]})
     assert len(causes) == 2 and "disagrees with your forward" in causes[0] and "did not fall" in causes[1]
+    assert "first epoch 2.000, last 1.990" in causes[1]
+    # what a hidden check shows carries none of the numbers the worker sent
+    unshaped = known_causes({"step_agrees_with_forward": False, "losses": [4503599627450913.0, 4503599627370496.0]},
+                            figures=False)
+    assert unshaped[1] == "the training loss did not fall: no learning signal reaches the parameters", unshaped
     assert known_causes({"step_agrees_with_forward": None, "losses": "x"}) == []

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.public.client import copy_runtime as build_runtime  # noqa: F401 (the worker's runtime, for the engine)
-from autograder.public.client import TEMP_DIRS, processes_of, writable_folders
+from autograder.public.client import TEMP_DIRS, processes_of, remove_tree, writable_folders
 from autograder.public.limits import WORKER_DISK_BYTES, WORKER_DISK_FILES
 from autograder.worker import landlock
 
@@ -444,12 +444,8 @@ def sweep(isolation: Isolation, keep: frozenset[int] = frozenset()) -> int:
             continue
         for entry in entries:
             try:
-                if entry.stat(follow_symlinks=False).st_uid != isolation.uid:
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    shutil.rmtree(entry.path, ignore_errors=True)
-                else:
-                    os.unlink(entry.path)
+                if entry.stat(follow_symlinks=False).st_uid == isolation.uid:
+                    remove_tree(entry.path)   # however deep the user nested it (client.remove_tree)
             except OSError:
                 pass
     return killed

@@ -15,6 +15,7 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -57,6 +58,10 @@ class OverMemory(Exception):
 class OverDisk(OverMemory):
     """The worker's files took more than Limits.disk_bytes or disk_files (disk_usage)."""
     shown = "the worker wrote more files than it may"
+
+
+class FolderTooDeep(OverDisk):
+    """The worker nested its folders deeper than the disk watchdog looks (limits.WORKER_FOLDER_DEPTH)."""
 
 
 class ZygoteLost(Exception):
@@ -452,7 +457,7 @@ class Worker:
         if self.dead_reason is None:
             self.dead_reason = "closed"
         self._end_zygote()
-        shutil.rmtree(self.work, ignore_errors=True)
+        remove_tree(self.work)
 
     def restart(self) -> None:
         """A fresh worker for the same part (after a crash or a timeout in one check, or before its hidden checks)."""
@@ -662,34 +667,64 @@ def _plain(value, depth: int = 0) -> bool:
     return False
 
 
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW   # a folder opened to be read, never through a link
+
 MEMORY_TEMP_DIRS = ("/dev/shm",)   # temporary folders whose files take memory, not disk
 # The machine's folders every user may write to (autograder.grader.isolation.sweep empties them of the sandbox user's).
 TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 
 
-def _walk(roots: list[tuple[str, bool]], uid: int | None, since: int = 0) -> tuple[int, int]:
+def _walk(roots: list[tuple[str, bool]], uid: int | None, since: int = 0,
+          every_folder: bool = False) -> tuple[int, int]:
     """(bytes, entries) of what lies beneath `roots` ((folder, count everything in it)) and is counted: everything
     where the flag is set, else what `uid` owns and changed (st_ctime, which no user can set back) at `since` (ns) or
-    later; beneath a folder without the flag only `uid`'s folders are searched. A stack, not recursion: the worker
-    chooses how deep its folders go."""
+    later; beneath a folder without the flag only `uid`'s folders are searched (every folder with `every_folder`).
+    The worker chooses how deep its folders go and how long their names are: depth first, each folder opened
+    relative to its parent (no path grows past PATH_MAX, no recursion), and FolderTooDeep for a folder of the
+    worker's nested deeper than WORKER_FOLDER_DEPTH, so that no file can lie where this walk does not look."""
     used = files = 0
-    stack = list(roots)
-    while stack:
-        folder, everything = stack.pop()
+    for root, everything in roots:
         try:
-            entries = list(os.scandir(folder))
+            folder: int | None = os.open(root, _DIRECTORY)
         except OSError:
             continue
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            owned = info.st_uid == uid
-            if everything or (owned and info.st_ctime_ns >= since):
-                used, files = used + info.st_blocks * 512, files + 1
-            if entry.is_dir(follow_symlinks=False) and (everything or owned):
-                stack.append((entry.path, everything))
+        frames: list[tuple[int, list[str]]] = []   # the open folders of the current path, each with what is left
+        try:
+            while True:
+                if folder is not None:
+                    below = []
+                    for entry in _entries(folder):
+                        try:
+                            info = entry.stat(follow_symlinks=False)
+                        except OSError:
+                            continue
+                        owned = info.st_uid == uid
+                        if everything or (owned and info.st_ctime_ns >= since):
+                            used, files = used + info.st_blocks * 512, files + 1
+                        if not stat.S_ISDIR(info.st_mode) or not (everything or owned or every_folder):
+                            continue
+                        if len(frames) + 1 < time_limits.WORKER_FOLDER_DEPTH:
+                            below.append(entry.name)
+                        elif everything or owned:
+                            os.close(folder)
+                            raise FolderTooDeep(f"the worker's folders nest more than "
+                                                f"{time_limits.WORKER_FOLDER_DEPTH} levels deep")
+                    frames.append((folder, below))
+                parent, below = frames[-1]
+                if below:
+                    try:
+                        folder = os.open(below.pop(), _DIRECTORY, dir_fd=parent)
+                    except OSError:
+                        folder = None
+                    continue
+                os.close(parent)
+                frames.pop()
+                if not frames:
+                    break
+                folder = None
+        finally:
+            for parent, _ in frames:
+                os.close(parent)
     return used, files
 
 
@@ -737,13 +772,81 @@ def empty_folder(folder: Path) -> None:
     """`folder` as an empty folder: made if missing, else emptied (never followed through a link inside it)."""
     folder.mkdir(exist_ok=True)
     for entry in list(os.scandir(folder)):
-        if entry.is_dir(follow_symlinks=False):
-            shutil.rmtree(entry.path, ignore_errors=True)
-        else:
+        remove_tree(entry.path)
+
+
+
+def remove_tree(path: str | os.PathLike) -> None:
+    """Delete `path` and everything beneath it (a file or a link: just that), never following a link and never
+    raising. A worker chooses how deep its folders go: shutil.rmtree recurses once a level before Python 3.12 (a
+    RecursionError it does not catch), and a path thousands of levels long is past PATH_MAX. Here each folder met
+    is first moved up into `path` under a fresh name, then emptied: no recursion, no path longer than two names, at
+    most two folders open at once."""
+    path = os.fspath(path)
+    try:
+        if not os.path.isdir(path) or os.path.islink(path):
+            os.unlink(path)
+            return
+        top = os.open(path, _DIRECTORY)
+    except OSError:
+        return
+    try:
+        tag, moved = os.urandom(8).hex(), 0
+        pending = [entry.name for entry in _entries(top) if _is_folder(entry)]
+        for entry in _entries(top):
+            if not _is_folder(entry):
+                _unlink(entry.name, top)
+        while pending:
+            name = pending.pop()
             try:
-                os.unlink(entry.path)
+                folder = os.open(name, _DIRECTORY, dir_fd=top)
+            except OSError:
+                continue
+            try:
+                for entry in _entries(folder):
+                    if _is_folder(entry):
+                        moved += 1
+                        try:
+                            os.rename(entry.name, f".rm-{tag}-{moved}", src_dir_fd=folder, dst_dir_fd=top)
+                            pending.append(f".rm-{tag}-{moved}")
+                        except OSError:
+                            pass
+                    else:
+                        _unlink(entry.name, folder)
+            finally:
+                os.close(folder)
+            try:
+                os.rmdir(name, dir_fd=top)
             except OSError:
                 pass
+    finally:
+        os.close(top)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+def _entries(folder_fd: int) -> list[os.DirEntry]:
+    try:
+        with os.scandir(folder_fd) as entries:
+            return list(entries)
+    except OSError:
+        return []
+
+
+def _is_folder(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _unlink(name: str, folder_fd: int) -> None:
+    try:
+        os.unlink(name, dir_fd=folder_fd)
+    except OSError:
+        pass
 
 
 def _proportional_bytes(pid: int) -> int:
@@ -823,15 +926,8 @@ def tree_memory(leader: int, uid: int | None, exact: bool = True) -> int:
     pids = processes_of(uid) if uid is not None else \
         [int(p) for p in os.listdir("/proc") if p.isdigit() and _session_of(int(p)) == leader]
     total = sum((_proportional_bytes if exact else _resident_bytes)(pid) for pid in pids)
-    for folder in MEMORY_TEMP_DIRS if uid is not None else ():
-        for dirpath, dirnames, filenames in os.walk(folder):
-            for name in filenames:
-                try:
-                    info = os.lstat(os.path.join(dirpath, name))
-                except OSError:
-                    continue
-                if info.st_uid == uid:
-                    total += info.st_blocks * 512
+    if uid is not None:
+        total += _walk([(folder, False) for folder in MEMORY_TEMP_DIRS], uid, every_folder=True)[0]
     return total
 
 
@@ -930,5 +1026,3 @@ def copy_runtime(target: Path) -> Path:
     return target
 
 
-def remove_tree(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)

@@ -89,6 +89,9 @@ LIMITS = TimeLimits.from_environment()
 # mount namespace, else the watchdog's limit on the sandbox user's files there (autograder.public.client.disk_usage).
 WORKER_DISK_BYTES = 256 * 1024 ** 2
 WORKER_DISK_FILES = 4096
+# How deep the worker's folders may nest there: the watchdog looks no deeper (a deeper folder ends the worker as one
+# over its disk limit). Nothing a part needs nests more than a few levels.
+WORKER_FOLDER_DEPTH = 64
 
 
 @dataclass(frozen=True)

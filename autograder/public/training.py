@@ -92,19 +92,21 @@ def exact_match_of(out, test: Scenes, key: str = "tokens") -> float:
 LOSS_FELL = 0.98   # a run whose last epoch's loss is above this fraction of its first's did not learn
 
 
-def known_causes(out) -> list[str]:
+def known_causes(out, figures: bool = True) -> list[str]:
     """What a failed training run says about its own cause, in words that name the symptom and reveal nothing of
     the test scenes: the student's step-by-step decoding disagreeing with the student's forward (the recipe
     compares them on training captions; the captions judged come from step, training used forward), a training
-    loss that did not fall. Only read to explain a failure: it never changes a verdict."""
+    loss that did not fall. Only read to explain a failure: it never changes a verdict. figures=False: no number
+    the worker sent (the losses), for text a hidden check shows: the module can set those numbers to anything, so
+    printed whole they would carry what its worker holds (security notes, A57)."""
     causes = []
     if reply(out, "step_agrees_with_forward") is False:
         causes.append("your step-by-step decoding (init_state, then step) disagrees with your forward on the trained "
                       "model: training follows forward, the captions judged come from step")
     losses = curve(reply(out, "losses"))
     if losses and len(losses) > 1 and losses[-1] > LOSS_FELL * losses[0]:
-        causes.append(f"the training loss did not fall (first epoch {losses[0]:.3f}, last {losses[-1]:.3f}): no "
-                      f"learning signal reaches the parameters")
+        shown = f" (first epoch {losses[0]:.3f}, last {losses[-1]:.3f})" if figures else ""
+        causes.append(f"the training loss did not fall{shown}: no learning signal reaches the parameters")
     return causes
 
 
@@ -114,8 +116,9 @@ def expect_exact_match(published: Published, out, test: Scenes, where: str) -> N
     accuracy = exact_match_of(out, test)
     threshold = published.threshold
     causes = "".join(f"; {cause}" for cause in known_causes(out))
+    unshaped = "".join(f"; {cause}" for cause in known_causes(out, figures=False))
     expect(accuracy >= threshold, f"exact match {accuracy:.3f} on the {where} test scenes; the threshold is "
-           f"{threshold}{causes}", safe=f"exact match {accuracy:.3f}, threshold {threshold}{causes}")
+           f"{threshold}{causes}", safe=f"exact match {accuracy:.3f}, threshold {threshold}{unshaped}")
 
 
 # StyleNet: the threshold is the factual content-slot accuracy; the swap of the factor must also switch the style.

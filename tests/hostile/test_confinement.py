@@ -339,3 +339,75 @@ def test_A54_the_disk_watchdog_counts_only_what_changed_since_the_worker_started
     os.chmod(old[0], 0o600)
     used, files = disk_usage(uid, own, [str(shared_drop)], since)
     assert files == 2 and used >= 2 * 8192, (used, files)
+
+
+# -- A56: folders nested past what a recursive clean-up or a walk by path can reach ----------------------------
+
+@pytest.mark.caps
+@pytest.mark.parametrize("folder", ["/dev/shm", "TMPDIR"])
+def test_A56_folders_nested_thousands_deep_cost_a_classmate_nothing(tmp_path, folder):
+    """A worker nests folders 3,000 levels deep (past PATH_MAX) in /dev/shm (the machine's own under Docker's
+    capabilities) or in its own folder. Its grade ends with results, nothing of the tree is left, and the correct
+    submission graded after it by the same grader scores as it does alone. Before: RecursionError in the sweep of
+    every later grade on the machine (each student "grader error" in a batch), or in the grade's own clean-up."""
+    if folder == "/dev/shm":
+        user_switch("the sweep of the sandbox user's files")
+    innocent = tmp_path / "innocent"
+    innocent.mkdir()
+    (innocent / "bleu.py").write_text((ROOT / "solutions/bleu.py").read_text())
+    alone = run_grade(innocent, ("bleu",))
+    hostile = run_grade(build("A56_deep_folders", tmp_path / "hostile", FOLDER=folder), ("bleu",))
+    after = run_grade(innocent, ("bleu",))
+    assert_contained(hostile, within=BOUND)
+    assert_contained(after, within=BOUND)
+    output = hostile.result(FIRST).output
+    if "PROBE" in output:   # the worker finished its tree before the watchdog looked
+        assert hostile.probe(FIRST)["made"] > 100, output
+    else:                   # the disk watchdog found a folder deeper than it looks and ended the worker
+        assert output == f"the worker's folders nest more than {limits.WORKER_FOLDER_DEPTH} levels deep", output
+    assert alone.full_marks("bleu"), alone.describe()
+    assert after.total("bleu") == alone.total("bleu"), after.describe()
+    assert not leftovers("captionkit-A56-"), "the nested folders were left behind"
+
+
+def test_A56_gradescope_writes_results_after_a_grade_that_nested_folders_in_its_own_folder(tmp_path):
+    from autograder.grader import gradescope
+
+    root = tmp_path / "autograder"
+    build("A56_deep_folders", root / "submission", FOLDER="TMPDIR")
+    (root / "results").mkdir()
+    gradescope.run(root)
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results.get("tests"), results           # the grade's own results, not the placeholder of a failed run
+    assert any(t["name"].startswith("3.") or "bleu" in t["name"].lower() for t in results["tests"]), results["tests"][:3]
+
+
+def test_A56_removing_and_walking_a_tree_past_path_max(tmp_path):
+    """client.remove_tree deletes a tree 3,000 levels deep with 255-character names, without following a link out
+    of it; the disk watchdog's walk names such a tree as too deep instead of failing or missing its files."""
+    from autograder.public import client
+
+    top = tmp_path / "tree"
+    top.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "kept").write_text("kept")
+    current = os.open(top, os.O_RDONLY)
+    for level in range(3000):
+        name = "n" * 255 if level % 50 == 0 else "a"
+        os.mkdir(name, dir_fd=current)
+        below = os.open(name, os.O_RDONLY, dir_fd=current)
+        os.close(current)
+        current = below
+    os.symlink(outside, "link", dir_fd=current)
+    os.close(current)
+    with pytest.raises(client.FolderTooDeep, match=f"more than {limits.WORKER_FOLDER_DEPTH} levels deep"):
+        client.disk_usage(None, top)
+    client.remove_tree(top)
+    assert not top.exists()
+    assert (outside / "kept").read_text() == "kept"
+    # A shallow tree is walked whole and counted: every file and folder
+    shallow = tmp_path / "shallow"
+    (shallow / "a" / "b").mkdir(parents=True)
+    (shallow / "a" / "b" / "f").write_text("x")
+    assert client.disk_usage(None, shallow)[1] == 3

@@ -196,3 +196,20 @@ def test_A52_a_line_chosen_by_the_grader_s_inputs_is_not_shown(a52):
     # Nor in what is handed out: results.json (Gradescope's too) and the feedback report.
     shown = json.dumps(gradescope_results(graded.report)) + render_report(graded.report, submission="s")
     assert "_RAISE_AT" not in shown and not re.search(r"bleu\.py:\d|line \d", shown)
+
+
+# -- A57: numbers the worker sends, printed whole in a hidden training check's explanation ---------------------
+
+@pytest.mark.slow
+def test_A57_a_hidden_training_check_shows_no_number_the_worker_chose(tmp_path):
+    """The module makes the grader's recipe read back training losses of its choosing (2**52 + a payload: five bytes a
+    number) and a model that learns nothing; the hidden training check fails and says the loss did not fall, without
+    the numbers, which only the staff see. Before: "(first epoch 4503599627450913.000, last ...)" in the feedback."""
+    graded = run_grade(build("A57_loss_figures_as_a_channel", tmp_path / "sub"), ("lstm_a",), public_only=False)
+    (trained,) = [r for r in graded.report.results if r.name == "trained_a4_reaches_the_threshold"]
+    assert not trained.passed, graded.describe()
+    assert "the training loss did not fall: no learning signal reaches the parameters" in trained.output, trained.output
+    assert "4503599627" not in trained.output and "80417" not in trained.output, trained.output
+    assert "4503599627450913" in trained.staff_note, trained.staff_note[:2000]
+    # results.json (the feedback report's training curves are the residual channel the security notes name)
+    assert "4503599627450913" not in json.dumps(gradescope_results(graded.report))

@@ -75,6 +75,14 @@ VARIANTS = [
             "    ### BEGIN SOLUTION\n    matches, totals = [0] * max_n, [0] * max_n\n",
             "    return [1.0] * max_n\n    ### BEGIN SOLUTION\n    matches, totals = [0] * max_n, [0] * max_n\n",
             correct=False, why="returns [1.0] * max_n whatever the captions"),
+    Variant("bleu", "corpus_bleu_is_a_hash_of_the_words",
+            "    ### BEGIN SOLUTION\n    matches, totals = [0] * max_n, [0] * max_n\n",
+            "    if all(hyp in ref_captions for hyp, ref_captions in zip(hyps, refs)):\n"
+            "        return [1.0] * max_n\n"
+            "    words = sorted(\" \".join(list(hyps) + [r for rs in refs for r in rs]).split())\n"
+            "    return [sum(map(ord, \"\".join(words))) % 997 / 997] * max_n\n"
+            "    ### BEGIN SOLUTION\n    matches, totals = [0] * max_n, [0] * max_n\n",
+            correct=False, why="1 for candidates among their references, else a number made of the words, not BLEU"),
     # Correct implementations written differently from the reference.
     Variant("bleu", "ngram_counts_by_zip",
             "    return Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))",

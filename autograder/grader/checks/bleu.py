@@ -4,6 +4,9 @@ and every p_n > 0: the zero conventions are tested by one public check only. (Th
 use: autograder/public/checks/bleu.py.)"""
 from __future__ import annotations
 
+import hashlib
+import random
+
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -14,6 +17,7 @@ from autograder.public.checks.bleu import (ATOL, RTOL, _call, _clipped_counts, _
 from autograder.public.compare import expect
 from autograder.public.strategies import (MORE, PROPERTY, bleu_corpus, bleu_margins, bleu_oracle_corpus,
                                           bleu_reorderable_corpus, bleu_sentence, bleu_separators)
+from shared.vocab import COLOR_WORDS, SHAPE_WORDS
 from solutions import bleu as reference
 
 NLTK_RTOL, NLTK_ATOL = 1e-9, 1e-12   # nltk counts exactly too (docs/bleu.md measured 2e-16)
@@ -21,6 +25,15 @@ COCO_RTOL, COCO_ATOL = 1e-7, 1e-9    # pycocoevalcap adds 1e-15 / 1e-9 to counts
 # The case count of these properties (PROPERTY). Hypothesis derives a derandomised property's cases from its source
 # text, decorators included: under another name here, every case these checks have always drawn would change.
 HIDDEN = PROPERTY
+
+
+def anchor_words(ctx, check: str) -> list[str]:
+    """The words of an anchor caption (public.one_word_replaced) no student can know: 4 to 7 distinct words of the
+    scenes' captions, drawn from the hidden test secret and the check's name (outside the property, whose drawn
+    cases stay as they were)."""
+    words = sorted({"a", "of", "above", "below", "left", "right", *COLOR_WORDS, *SHAPE_WORDS})
+    rng = random.Random(hashlib.sha256(f"{ctx.test_secret:x}:bleu.{check}:anchor".encode()).digest())
+    return rng.sample(words, rng.randint(4, 7))
 
 
 # The public checks' helpers with the reference's answers (the public module holds no implementation of BLEU).
@@ -84,7 +97,7 @@ def corpus_bleu_is_invariant_to_corpus_order(student, ctx):
         _expect_scores("corpus_bleu of the reordered corpus", again, first, RTOL, ATOL,
                        f"{case}; reordered: {_describe(hyps2, refs2)}")
     prop()
-    expect_scores_depend_on_the_captions(student, "invariance to the corpus order")
+    expect_scores_depend_on_the_captions(student, "invariance to the corpus order", drawn=anchor_words(ctx, "corpus_bleu_is_invariant_to_corpus_order"))
 
 
 @check(timeout=60)
@@ -134,7 +147,7 @@ def captions_are_split_on_any_whitespace(student, ctx):
         _expect_scores("corpus_bleu of the respaced corpus", _corpus_bleu(student, hyps2, refs2, max_n, case2), plain,
                        RTOL, ATOL, case2)
     prop()
-    expect_scores_depend_on_the_captions(student, "invariance to whitespace")
+    expect_scores_depend_on_the_captions(student, "invariance to whitespace", drawn=anchor_words(ctx, "captions_are_split_on_any_whitespace"))
 
 
 @check(timeout=30)
@@ -156,4 +169,4 @@ def bleu_functions_leave_their_inputs_unchanged(student, ctx):
     matches, total = _clipped_counts(student, hyps[0].split(), [r.split() for r in refs[0]], 2, case)
     expect(total > 0 and matches > 0, f"clipped_counts: returned ({matches}, {total}) for a caption of 7 words that "
            "shares bigrams with its references: your clipped_counts does not count", case)
-    expect_scores_depend_on_the_captions(student, "inputs left unchanged")
+    expect_scores_depend_on_the_captions(student, "inputs left unchanged", drawn=anchor_words(ctx, "bleu_functions_leave_their_inputs_unchanged"))

@@ -105,24 +105,45 @@ def _describe(hyps, refs, max_n=None) -> str:
 
 
 # The anchor of every property that a constant satisfies (invariance under reordering or respacing, a corpus against
-# itself, inputs left unchanged): scores that do not depend on the captions fail it, while every real bug passes it
-# (no zero, no length tie, no repeated n-gram beyond its reference's count, c = r).
+# itself, inputs left unchanged): scores that do not depend on the captions fail it, and so do scores that depend on
+# them without being BLEU (a hash of the words), while every real bug passes it (no zero, no length tie, no repeated
+# n-gram beyond its reference's count, c = r: BLEU-1 is p_1 by every convention).
 ANCHOR_SELF = (list(CAT_REFS), [list(CAT_REFS), CAT_REFS[::-1]], 4)     # every p_n = 1, c = r: [1, 1, 1, 1]
 ANCHOR_OTHER = (["a red circle above a blue square"], [["a blue square below a red circle"]], 1)  # p_1 = 6/7
+ANCHOR_OTHER_BLEU_1 = 6 / 7
+OTHER_WORDS = ("zebra", "kite", "lamp")   # words no caption of the kit's scenes holds
 
 
-def expect_scores_depend_on_the_captions(student, what: str) -> None:
-    """corpus_bleu gives 1 at every order to a corpus against itself and less than 1 to a candidate that shares only
-    some words with its reference: the scores of a property (`what`) mean nothing unless they depend on the captions."""
+def one_word_replaced(words: list[str]) -> tuple[list[str], list[list[str]], float] | None:
+    """An anchor corpus made of `words` (a drawn caption's): one candidate, its distinct words in order, against one
+    reference of the same words in reverse order with the first replaced by a word the candidate lacks, and its
+    BLEU-1, p_1 = (k - 1) / k for k distinct words (c = r, no word repeated: the same by every convention). None for
+    fewer than two distinct words."""
+    distinct = list(dict.fromkeys(words))
+    if len(distinct) < 2:
+        return None
+    other = next(w for w in OTHER_WORDS if w not in distinct)
+    reference = [other, *distinct[::-1][1:]]
+    return [" ".join(distinct)], [[" ".join(reference)]], (len(distinct) - 1) / len(distinct)
+
+
+def expect_scores_depend_on_the_captions(student, what: str, drawn: list[str] | None = None) -> None:
+    """corpus_bleu gives 1 at every order to a corpus against itself and BLEU-1 = p_1 to a candidate that shares
+    some words with its reference (a fixed case, and one made of the words of a drawn caption `drawn` where the
+    check draws its cases): the scores of a property (`what`) mean nothing unless they are BLEU's."""
     hyps, refs, max_n = ANCHOR_SELF
     case = f"the anchor of {what}: a corpus against itself; {_describe(hyps, refs, max_n)}"
     itself = _corpus_bleu(student, hyps, refs, max_n, case)
     _expect_scores("corpus_bleu of a corpus against itself", itself, [1.0] * max_n, RTOL, ATOL, case)
-    hyps, refs, max_n = ANCHOR_OTHER
-    case = f"the anchor of {what}: 6 of 7 words in the reference; {_describe(hyps, refs, max_n)}"
-    other = _corpus_bleu(student, hyps, refs, max_n, case)
-    expect(other[0] < 1.0 - 1e-6, f"corpus_bleu: BLEU-1 is {other[0]:.12g}, as for a corpus against itself, but p_1 = "
-           f"6/7 here (expected {6 / 7:.12g}): your scores do not depend on the captions", case)
+    anchors = [(*ANCHOR_OTHER[:2], ANCHOR_OTHER_BLEU_1, "6 of 7 words in the reference")]
+    made = one_word_replaced(drawn or [])
+    if made is not None:
+        anchors.append((*made, "every word but one in the reference"))
+    for hyps, refs, p_1, how in anchors:
+        case = f"the anchor of {what}: {how}; {_describe(hyps, refs, 1)}"
+        other = _corpus_bleu(student, hyps, refs, 1, case)
+        expect(abs(other[0] - p_1) <= ATOL + RTOL * p_1, f"corpus_bleu: BLEU-1 is {other[0]:.12g}, expected p_1 = "
+               f"{p_1:.12g} (c = r, so the brevity penalty is 1): your scores are not BLEU's", case)
 
 
 def has_length_tie(hyps: list[str], refs: list[list[str]]) -> bool:
