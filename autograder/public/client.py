@@ -18,6 +18,7 @@ import socket
 import stat
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
@@ -731,16 +732,36 @@ def _walk(roots: list[tuple[str, bool]], uid: int | None, since: int = 0,
 # Folders one search for world-writable folders enters at most: bounded whatever other users keep in the temporary
 # folders; breadth first, so shallow ones (/tmp/.X11-unix) are found first.
 SEARCHED_FOLDERS = 20_000
+# How long one such search is reused. The search walks every folder of another user that the sandbox user may enter (a
+# /tmp holding a virtual environment or a test run's folders: thousands, about half a second), and a grade sweeps
+# before every worker; a folder made since, directly in a temporary folder or in a writable one, is found at once
+# (each call looks into those), one deeper in another user's folder at the next search.
+SEARCH_REUSED_SECONDS = 300.0
+_searches: dict[tuple[int, tuple[str, ...]], tuple[float, list[str]]] = {}
 
 
 def writable_folders(uid: int, roots: tuple[str, ...] | None = None) -> list[str]:
     """`roots` (default: the disk-backed TEMP_DIRS) and the folders beneath them that every user may write to (sticky
-    /tmp-like ones, /tmp/.X11-unix, a test's drop folder), found by one walk through every folder of another user
-    that user `uid` may enter: the places besides its own where its files can lie (disk_usage looks only there, and
-    the grader's sweep empties them of its files)."""
-    found = list(roots if roots is not None else (folder for folder in TEMP_DIRS if folder not in MEMORY_TEMP_DIRS))
-    queue = collections.deque(found)
-    for _ in range(SEARCHED_FOLDERS):
+    /tmp-like ones, /tmp/.X11-unix, a test's drop folder), found by a walk through every folder of another user
+    that user `uid` may enter (reused for SEARCH_REUSED_SECONDS), and by a look into each writable one every call:
+    the places besides its own where its files can lie (disk_usage looks only there, and the grader's sweep empties
+    them of its files)."""
+    roots = tuple(roots if roots is not None else (folder for folder in TEMP_DIRS if folder not in MEMORY_TEMP_DIRS))
+    searched_at, searched = _searches.get((uid, roots), (None, []))
+    if searched_at is None or time.monotonic() - searched_at > SEARCH_REUSED_SECONDS:
+        searched = _search_writable(uid, roots, SEARCHED_FOLDERS)
+        _searches[(uid, roots)] = (time.monotonic(), searched)
+    found = list(dict.fromkeys([*roots, *searched]))
+    return list(dict.fromkeys([*found, *_search_writable(uid, tuple(found), len(found), enter_writable_only=True)]))
+
+
+def _search_writable(uid: int, roots: tuple[str, ...], folders: int, enter_writable_only: bool = False) -> list[str]:
+    """`roots` and the folders found beneath them, breadth first over at most `folders` folders, that every user
+    may write to, entering every folder of another user that user `uid` may enter (with enter_writable_only: the
+    roots alone, one level)."""
+    found = list(roots)
+    queue = collections.deque(roots)
+    for _ in range(folders):
         if not queue:
             break
         try:
@@ -753,7 +774,8 @@ def writable_folders(uid: int, roots: tuple[str, ...] | None = None) -> list[str
             except OSError:
                 continue
             if entry.is_dir(follow_symlinks=False) and info.st_uid != uid and info.st_mode & 0o001:
-                queue.append(entry.path)
+                if not enter_writable_only:
+                    queue.append(entry.path)
                 if info.st_mode & 0o002:
                     found.append(entry.path)
     return found

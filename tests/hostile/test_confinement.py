@@ -229,13 +229,39 @@ def test_A46_the_sweep_removes_the_sandbox_user_s_message_queues(tmp_path):
 # -- A53, A54: a world-writable folder under /tmp that the sandbox user does not own ---------------------------
 
 @pytest.fixture
-def shared_drop(open_folder):
+def shared_drop(open_folder, monkeypatch):
     """A world-writable folder under /tmp owned by root (as /tmp/.X11-unix and /tmp/.ICE-unix are), inside one every
-    user may enter; removed afterwards with the rest of `open_folder`."""
+    user may enter; removed afterwards with the rest of `open_folder`. Made after this process's grades searched /tmp,
+    so the search is not reused while it exists (test_the_search_for_writable_folders_is_reused_and_looked_into)."""
+    from autograder.public import client
+
     drop = open_folder / "drop"
     drop.mkdir()
     os.chmod(drop, 0o777)
+    monkeypatch.setattr(client, "SEARCH_REUSED_SECONDS", 0.0)
     return drop
+
+
+def test_the_search_for_writable_folders_is_reused_and_looked_into(open_folder, monkeypatch):
+    """The walk through other users' folders is reused for SEARCH_REUSED_SECONDS; a writable folder made since inside
+    one it found is found at once, one made inside another user's folder at the next walk."""
+    from autograder.public import client
+
+    uid = 65534   # nobody: owns none of these folders
+    roots = (str(open_folder),)
+    writable = open_folder / "writable"
+    writable.mkdir()
+    os.chmod(writable, 0o777)
+    assert client.writable_folders(uid, roots) == [str(open_folder), str(writable)]
+    inside_writable, inside_other = writable / "new", open_folder / "closed" / "new"
+    inside_writable.mkdir()
+    inside_other.mkdir(parents=True)
+    os.chmod(inside_writable, 0o777)
+    os.chmod(inside_other, 0o777)
+    assert str(inside_writable) in client.writable_folders(uid, roots)      # looked into every call
+    assert str(inside_other) not in client.writable_folders(uid, roots)     # the walk is reused
+    monkeypatch.setattr(client, "SEARCH_REUSED_SECONDS", 0.0)
+    assert str(inside_other) in client.writable_folders(uid, roots)         # a new walk finds it
 
 
 def test_A53_landlock_gives_the_worker_no_right_in_the_shared_temporary_folders():
@@ -392,20 +418,23 @@ def test_A56_removing_and_walking_a_tree_past_path_max(tmp_path):
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "kept").write_text("kept")
-    current = os.open(top, os.O_RDONLY)
-    for level in range(3000):
-        name = "n" * 255 if level % 50 == 0 else "a"
-        os.mkdir(name, dir_fd=current)
-        below = os.open(name, os.O_RDONLY, dir_fd=current)
+    try:
+        current = os.open(top, os.O_RDONLY)
+        for level in range(3000):
+            name = "n" * 255 if level % 50 == 0 else "a"
+            os.mkdir(name, dir_fd=current)
+            below = os.open(name, os.O_RDONLY, dir_fd=current)
+            os.close(current)
+            current = below
+        os.symlink(outside, "link", dir_fd=current)
         os.close(current)
-        current = below
-    os.symlink(outside, "link", dir_fd=current)
-    os.close(current)
-    with pytest.raises(client.FolderTooDeep, match=f"more than {limits.WORKER_FOLDER_DEPTH} levels deep"):
-        client.disk_usage(None, top)
-    client.remove_tree(top)
-    assert not top.exists()
-    assert (outside / "kept").read_text() == "kept"
+        with pytest.raises(client.FolderTooDeep, match=f"more than {limits.WORKER_FOLDER_DEPTH} levels deep"):
+            client.disk_usage(None, top)
+        client.remove_tree(top)
+        assert not top.exists()
+        assert (outside / "kept").read_text() == "kept"
+    finally:   # whatever failed above: pytest's own clean-up of old runs recurses once a level and would fail on it
+        subprocess.run(["rm", "-rf", "--", str(top)], check=False)
     # A shallow tree is walked whole and counted: every file and folder
     shallow = tmp_path / "shallow"
     (shallow / "a" / "b").mkdir(parents=True)
