@@ -38,7 +38,8 @@ def sample_location(weights: torch.Tensor, generator: torch.Generator | None = N
         generator: a torch.Generator on weights' device (None: torch's global generator).
     Returns:
         index: LongTensor (N,), index[n] drawn with probability weights[n, index[n]].
-        log_prob: (N,) = log(weights[n, index[n]]), differentiable with respect to weights.
+        log_prob: (N,) = log(weights[n, index[n]]), differentiable with respect to weights, with a finite gradient
+            at every entry, also where a weight is exactly 0 (a location that cannot be drawn: its gradient is 0).
     Any exact sampler is correct (torch.multinomial, inverse CDF, Gumbel-max); the same generator
     state must give the same indices.
     """

@@ -228,9 +228,10 @@ def retrieval_scores(model: nn.Module, features: torch.Tensor, captions: torch.T
 
     Returns:
         (I, C) floating tensor, every entry computed by caption_log_probs: image i's features paired with caption j.
-        Build the pairs of several images at once (repeat_interleave / repeat), never one pair per call: after the
-        deadline the grader ranks about 200 hidden scenes (200 x 200 pairs) with your trained model and stops the
-        model after 20 s. Call it under torch.no_grad() when only ranking.
+        Score many pairs per call (repeat_interleave / repeat; one image with all C captions per call is fine): for
+        200 images and 200 captions it may call caption_log_probs at most 1,000 times. After the deadline the grader
+        ranks about 200 hidden scenes (200 x 200 pairs) with your trained model and stops the model after 20 s. Call it
+        under torch.no_grad() when only ranking.
     """
     ### BEGIN SOLUTION
     n_images, n_captions = features.shape[0], captions.shape[0]

@@ -80,7 +80,7 @@ def caption_log_probs_ignores_padding_and_reads_each_pairs_image(show_and_tell):
 
 
 # check 1.16
-@test_case(name='retrieval_scores_pair_every_image_with_every_caption', points=1.0, failure_message='retrieval_scores[i, j] is your caption_log_probs of image i with caption j, scored in batches (not per pair).')
+@test_case(name='retrieval_scores_pair_every_image_with_every_caption', points=1.0, failure_message='retrieval_scores[i, j] is your caption_log_probs of image i with caption j; 200 x 200 pairs in at most 1,000 calls.')
 def retrieval_scores_pair_every_image_with_every_caption(show_and_tell):
     checks.verify('retrieval_scores_pair_every_image_with_every_caption', show_and_tell)
 

@@ -119,11 +119,12 @@ def log_probs_on_lstm(student, sizes, seed, features, captions):
 
 @recipe()
 def retrieval_on_toy(student, weights, features, captions, batch_size):
-    """retrieval_scores on the toy captioner; also the batch size of every call of the model, and the inputs
-    afterwards (they must be unchanged)."""
+    """retrieval_scores on the toy captioner (batch_size None: its default); also the batch size of every call of the
+    model, and the inputs afterwards (they must be unchanged)."""
     model = ToyCaptioner(weights)
+    sizes = {} if batch_size is None else {"batch_size": batch_size}   # None: the function's own default
     with torch.no_grad():
-        scores = student.retrieval_scores(model, features, captions, batch_size=batch_size)
+        scores = student.retrieval_scores(model, features, captions, **sizes)
     return {"scores": scores, "calls": list(model.calls), "features_after": features, "captions_after": captions}
 
 
