@@ -182,4 +182,4 @@ def test_a_hostile_submission_changes_nothing_and_sees_nothing(installed):
     assert document["score"] == totals["decoding"][1]
     text = visible_text(document)
     assert str(HIDDEN_SEED) not in text
-    assert "leaked: " in text or "your code raised ValueError" in text
+    assert "leaked: " in text or "your code raised an exception" in text

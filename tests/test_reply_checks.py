@@ -100,15 +100,17 @@ def test_a_malformed_reply_fails_naming_what_is_wrong(ctx, scores, says):
 
 def test_what_the_student_s_exception_carries_reaches_staff_only(ctx):
     """The student's code held the hidden retrieval split when it raised: its message, and a kind it named itself,
-    may carry that split, so the student sees Python's own kind only; staff see the message."""
+    may carry that split, and so may the kind (one of 70, chosen by the split: A58), so the student sees that it
+    raised; staff see the kind and the message."""
     leak = "LEAK<<captions 3 7 1>>"
     with pytest.raises(CheckFailed) as failed:
         trained_recall_at_1({"retrieval": {"raised": leak, "message": leak}}, ctx)
-    assert failed.value.safe == "retrieval_scores on the trained model raised Exception"
+    assert failed.value.safe == "retrieval_scores on the trained model raised an exception"
     assert leak in str(failed.value)
     with pytest.raises(CheckFailed) as failed:
         trained_recall_at_1({"retrieval": {"raised": "IndexError", "message": leak}}, ctx)
-    assert failed.value.safe == "retrieval_scores on the trained model raised IndexError"
+    assert failed.value.safe == "retrieval_scores on the trained model raised an exception"
+    assert "IndexError" in str(failed.value)
 
 
 def test_the_reply_check_judges_the_run_its_training_check_kept(ctx):

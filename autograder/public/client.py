@@ -273,7 +273,7 @@ class Worker:
             return
         self.import_error = StudentError(*error)
         self.kill(f"{self.module}.py could not be imported: {self.import_error}",
-                  shown=f"{self.module}.py could not be imported: {self.import_error.kind}")
+                  shown=f"{self.module}.py could not be imported")   # not even the kind where it is hidden (A58)
 
     def _fork(self, deadline: Deadline) -> None:
         """A worker forked from the zygote, connected to this grader by two new pipes; a fresh zygote first when

@@ -131,11 +131,11 @@ def _with_notes(exc: BaseException, text: str) -> str:
 def _outcome(exc: BaseException, chk: Check, visible: bool, grader_cases: bool = False) -> Outcome | None:
     """The failed Outcome for `exc`, or None if `exc` is not a verdict on the student. A failure in the grader's
     round of a public check shows no more than a hidden check's: its cases are not the student's to see. A hidden
-    check's exception, and one in the grader's round, shows only its kind (from client.KINDS): never its message
-    (which may hold a hidden input; a TODO's message too, since student code may raise one of its own choosing)
-    and never where it was raised, since the module chooses the line it raises from and can choose it by the
-    grader's input (the kit's security notes, A52). The location stays in the staff note, and in a public check's public
-    round, whose inputs are all public."""
+    check's exception, and one in the grader's round, shows that the code raised, and nothing the module chose:
+    not its message (which may hold a hidden input; a TODO's message too, since student code may raise one of its
+    own choosing), not where it was raised (the module can choose the line by the grader's input, A52), not even
+    its kind (one of 70 chosen by the input: six bits a check, A58). Kind, message and location stay in the staff
+    note, and are shown in a public check's public round, whose inputs are all public (the kit's security notes)."""
     if isinstance(exc, CheckFailed):
         message = str(exc).split("\nFalsifying example")[0].strip()
         hidden = f"failed: {chk.description}" + (f" ({exc.safe})" if exc.safe else "")
@@ -153,7 +153,7 @@ def _outcome(exc: BaseException, chk: Check, visible: bool, grader_cases: bool =
         elif visible and not grader_cases:
             shown = f"your code raised {exc.kind}: {exc.detail}{case}{where}"
         else:
-            shown = f"your code raised {exc.kind}" + (f" {GRADER_CASES}" if grader_cases else "")
+            shown = "your code raised an exception" + (f" {GRADER_CASES}" if grader_cases else "")
         return Outcome(False, shown, _with_notes(exc, f"{exc.kind}: {exc.detail}{case}{where}"), todo)
     if isinstance(exc, WorkerDied):   # one line, naming what happened; a hidden check only what no student code chose
         return Outcome(False, str(exc) if visible and not grader_cases else exc.shown, str(exc))

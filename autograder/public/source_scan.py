@@ -180,12 +180,25 @@ def _call_escape(node: ast.Call) -> str | None:
     return None
 
 
+# What ast.parse raises for a source it cannot read: not Python, or nested past the parser's limits (20,000 unary
+# minus signs in a row: MemoryError on Python 3.11).
+UNPARSEABLE = (SyntaxError, ValueError, RecursionError, MemoryError)
+
+
+def _parsed(source: str) -> ast.Module | None:
+    """The module's syntax tree, or None when the grader cannot read it (the worker's import, which parses it the
+    same way, fails too: the part earns nothing either way)."""
+    try:
+        return ast.parse(source)
+    except UNPARSEABLE:
+        return None
+
+
 def dynamic_uses(source: str) -> str | None:
     """"line N: why" for the first place where `source` turns data into a reference or reaches past the worker
     (see the module's docstring), or None. A module that does not parse uses nothing."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _parsed(source)
+    if tree is None:
         return None
     own, aliases = _own_names(tree), _module_aliases(tree)
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
@@ -249,12 +262,11 @@ WORKER_REACH = ("autograder", "__code__", "__globals__", "__closure__", "__defau
 def grader_reach(source: str) -> str | None:
     """"line N names X" for the first place where `source` reaches into the grader's worker (WORKER_REACH), or
     None. A module that does not parse reaches nothing (it fails at import)."""
-    try:
-        used = _used(ast.parse(source))
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _parsed(source)
+    if tree is None:
         return None
-    hits = [(line, name) for text, line in used for name in WORKER_REACH if name in _names_in(text)]
-    hits += [(node.lineno, "sys.modules") for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Attribute)
+    hits = [(line, name) for text, line in _used(tree) for name in WORKER_REACH if name in _names_in(text)]
+    hits += [(node.lineno, "sys.modules") for node in ast.walk(tree) if isinstance(node, ast.Attribute)
              and node.attr == "modules" and isinstance(node.value, ast.Name) and node.value.id == "sys"]
     return f"line {min(hits)[0]} names {min(hits)[1]}" if hits else None
 
@@ -263,10 +275,10 @@ def banned_uses(source: str, ops: tuple[str, ...]) -> dict[str, str]:
     """{op: "line N names X"} for each op of `ops` whose names, or the ban's machinery, the module uses; for every
     op of `ops` when it looks names up at run time or reaches past the worker (dynamic_uses), "line N: <why>, which
     counts as a use: ...". A module that does not parse uses nothing (it fails at import)."""
-    try:
-        used = _used(ast.parse(source))
-    except (SyntaxError, ValueError, RecursionError):
+    tree = _parsed(source)
+    if tree is None:
         return {}
+    used = _used(tree)
     found = {}
     for op in ops:
         names = op_names(op) | set(MACHINERY)

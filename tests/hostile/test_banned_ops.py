@@ -232,3 +232,21 @@ def test_A55_no_reference_and_no_variant_reaches_the_grader_s_worker(part):
     sources = [(ROOT / "solutions" / f"{part}.py").read_text()]
     sources += [v.apply(sources[0]) for v in all_variants() if v.part == part]
     assert [grader_reach(source) for source in sources] == [None] * len(sources)
+
+
+# -- a source the grader's parser cannot read -------------------------------------------------------------------
+
+NESTED_PAST_THE_PARSER = "_x = " + "-" * 20_000 + "1\n"   # MemoryError in ast.parse on Python 3.11
+
+
+def test_a_source_nested_past_the_parser_costs_its_part_and_no_grader_error(tmp_path):
+    """Before: ast.parse's MemoryError escaped the source scan, and every check of the part said "the grader could not
+    run this check (an error on the grader's side)"; now the scan reads nothing of it and the import fails as such."""
+    assert grader_reach(NESTED_PAST_THE_PARSER) is None and banned_uses(NESTED_PAST_THE_PARSER, ("attend",)) == {}
+    assert dynamic_uses(NESTED_PAST_THE_PARSER) is None
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / "bleu.py").write_text((ROOT / "solutions" / "bleu.py").read_text() + "\n" + NESTED_PAST_THE_PARSER)
+    graded = run_grade(folder, ("bleu",))
+    assert_contained(graded, within=BOUND)
+    assert {r.output for r in graded.results()} == {"bleu.py could not be imported: MemoryError: "}, graded.describe()

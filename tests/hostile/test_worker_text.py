@@ -135,8 +135,8 @@ def test_A39_a_traceback_s_file_name_carries_no_hidden_input(a39):
     line = 3 if variant == "reducer_replaced" else _line_of(graded.folder, "exec(compile(body, name")
     for name in (UNCHANGED, FIRST):
         assert f'File "bleu.py", line {line}, in ' in graded.result(name).staff_note, graded.result(name).staff_note
-    assert graded.result(UNCHANGED).output == "your code raised ValueError"
-    assert graded.result(FIRST).output == f"your code raised ValueError {GRADER_CASES}"
+    assert graded.result(UNCHANGED).output == "your code raised an exception"
+    assert graded.result(FIRST).output == f"your code raised an exception {GRADER_CASES}"
     for r in graded.results():
         assert "LEAK" not in r.output and "LEAK" not in r.staff_note, (r.name, r.output, r.staff_note)
 
@@ -151,7 +151,7 @@ def test_A40_the_grader_s_round_shows_nothing_in_a_later_public_check(tmp_path):
     assert "PROBE" not in clipped.public_round and "PROBE" not in clipped.output, clipped.output
     assert clipped.public_round == "passed"
     # What the grader's round passed reached only that round, whose failure shows no message.
-    assert clipped.output == f"your code raised RuntimeError {GRADER_CASES}"
+    assert clipped.output == f"your code raised an exception {GRADER_CASES}"
     # Each public check's public round shows what a grade without the grader's rounds shows.
     alone = run_grade(folder, ("bleu",), grader_cases=False)
     assert {r.name: r.public_round for r in graded.results()} == {r.name: r.output for r in alone.results()}
@@ -187,8 +187,8 @@ def test_A52_a_line_chosen_by_the_grader_s_inputs_is_not_shown(a52):
     assert_contained(graded, within=BOUND)
     first, hidden = graded.result(FIRST), graded.result(RANDOM_NGRAMS)
     assert first.public_round == "passed"
-    for result, shown in ((first, f"your code raised ValueError {GRADER_CASES}"),
-                          (hidden, "your code raised ValueError")):
+    for result, shown in ((first, f"your code raised an exception {GRADER_CASES}"),
+                          (hidden, "your code raised an exception")):
         raised, chosen = _chosen_line(graded.folder, result.staff_note)
         assert raised == chosen                              # the channel is there: the staff see the chosen line
         assert result.output == shown, result.output
@@ -213,3 +213,25 @@ def test_A57_a_hidden_training_check_shows_no_number_the_worker_chose(tmp_path):
     assert "4503599627450913" in trained.staff_note, trained.staff_note[:2000]
     # results.json (the feedback report's training curves are the residual channel the security notes name)
     assert "4503599627450913" not in json.dumps(gradescope_results(graded.report))
+
+
+# -- A58: the exception's kind is a channel where the inputs are the grader's ------------------------------------
+
+def test_A58_a_kind_chosen_by_the_grader_s_inputs_is_not_shown(tmp_path):
+    """The module raises one of 64 built-in exceptions, chosen by a character of the grader's input, in a hidden check
+    and in the grader's round of a public check (shown at once): the student reads that the code raised, the kind
+    only the staff."""
+    folder = build("A58_exception_kind_channel", tmp_path / "sub", PUBLIC_NGRAM_CASES=public_ngram_cases())
+    with public_and(RANDOM_NGRAMS):
+        graded = run_grade(folder, ("bleu",), public_only=False)
+    assert_contained(graded, within=BOUND)
+    first, hidden = graded.result(FIRST), graded.result(RANDOM_NGRAMS)
+    assert first.public_round == "passed"
+    kinds = set(re.findall(r"^([A-Za-z]+(?:Error|Exception)|[A-Z][a-z]+[A-Z][A-Za-z]+): LEAK", first.staff_note + "\n"
+                           + hidden.staff_note, re.M))
+    assert kinds, (first.staff_note[:500], hidden.staff_note[:500])   # the channel is there: the staff see the kind
+    assert first.output == f"your code raised an exception {GRADER_CASES}", first.output
+    assert hidden.output == "your code raised an exception", hidden.output
+    shown = json.dumps(gradescope_results(graded.report)) + render_report(graded.report, submission="s")
+    for kind in kinds:
+        assert f"raised {kind}" not in shown, kind
