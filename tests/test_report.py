@@ -207,7 +207,7 @@ def test_a_report_of_the_public_checks_has_no_hidden_material():
 
 def stub_report() -> GradeReport:
     """Bleu as a stub grades (each check waits for an unwritten TODO; the public ones show its message, the hidden
-    ones that the code raised), with a hidden check at a TODO no public check shows and one that passed; decoding
+    ones that it is one), with a hidden check at a TODO no public check shows and one that passed; decoding
     missing from the submission."""
     at = {"ngram_counts": 113, "clipped_counts": 142, "corpus_bleu": 181, "leak_31415": 99}
     waits = {1: "ngram_counts", 2: "clipped_counts", 6: "ngram_counts", 12: "leak_31415", 13: None}
@@ -221,7 +221,7 @@ def stub_report() -> GradeReport:
                       f"(at bleu.py:{at[function]})")
             todo = f"TODO {function} (bleu.py:{at[function]})"
         else:
-            output, todo = "your code raised an exception", \
+            output, todo = "your code raised NotImplementedError (an unwritten TODO)", \
                 f"TODO {function} (bleu.py:{at[function]})"
         results.append(CheckResult("bleu", name, f"3.{entry.number}", name.replace("_", " "),
                                    entry.points if function is None else 0.0, entry.points, entry.visibility, output,
@@ -250,7 +250,7 @@ def test_one_row_per_unwritten_todo_and_one_for_a_missing_module():
     assert lines[2] == ("TODO corpus_bleu (bleu.py:181): 8 checks wait for it "
                         "(3.3, 3.4, 3.5, 3.7, 3.8, 3.9, 3.10, 3.11: 10 points)")
     assert text.count("is not implemented yet") == 0 and "leak_31415" not in text
-    assert "your code raised an exception<" in text and "bleu.py:99" not in text   # its own row, hidden
+    assert "your code raised NotImplementedError (an unwritten TODO)<" in text and "bleu.py:99" not in text   # its own row
     # The same line as the CLI's table for the same checks.
     public = GradeReport(results=[r for r in report.results if r.visibility == "public"])
     public_lines = [unescape(line) for line in

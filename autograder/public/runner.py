@@ -152,8 +152,9 @@ def _outcome(exc: BaseException, chk: Check, visible: bool, grader_cases: bool =
                     + (f" (at {at})" if at else "")
         elif visible and not grader_cases:
             shown = f"your code raised {exc.kind}: {exc.detail}{case}{where}"
-        else:
-            shown = "your code raised an exception" + (f" {GRADER_CASES}" if grader_cases else "")
+        else:   # a stub's TODO: one bit the module could choose, as it chooses which TODO row a check joins
+            shown = "your code raised " + ("NotImplementedError (an unwritten TODO)" if todo else "an exception") \
+                    + (f" {GRADER_CASES}" if grader_cases else "")
         return Outcome(False, shown, _with_notes(exc, f"{exc.kind}: {exc.detail}{case}{where}"), todo)
     if isinstance(exc, WorkerDied):   # one line, naming what happened; a hidden check only what no student code chose
         return Outcome(False, str(exc) if visible and not grader_cases else exc.shown, str(exc))
