@@ -27,6 +27,20 @@ def test_a_bad_setting_names_its_variable_or_field(variable, value):
         TimeLimits.from_environment({variable: value})
 
 
+@pytest.mark.parametrize("field", [f.name for f in dataclasses.fields(TimeLimits)])
+def test_every_limit_refuses_what_is_not_a_number_above_zero_naming_its_field(field):
+    """Each field of TimeLimits, set to a negative number, NaN or text, is refused with its name; only the budget's
+    allowance may be 0 (a budget of exactly its factor times the reference)."""
+    for bad in (-1.0, float("nan"), "60", True):
+        with pytest.raises(ValueError, match=rf"time limits: {field} must be a number"):
+            TimeLimits(**{field: bad})
+    if field == "budget_allowance":
+        assert TimeLimits(budget_allowance=0).budget_allowance == 0
+    else:
+        with pytest.raises(ValueError, match=rf"{field} must be a number above 0, got 0"):
+            TimeLimits(**{field: 0})
+
+
 def test_no_registered_check_has_a_limit_above_its_parts():
     checks = all_checks()
     assert checks and all(0 < c.timeout <= limits.LIMITS.part for part in checks.values() for c in part)

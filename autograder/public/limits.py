@@ -35,6 +35,7 @@ call waits for the earliest of them; the message of the one reached is what the 
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import dataclass
@@ -58,10 +59,14 @@ class TimeLimits:
     training: float = 600.0
 
     def __post_init__(self):
-        for name in ("part", "check", "call", "startup", "submission", "cpu", "scale", "budget_factor", "bleu_call",
-                     "styled_steps_call", "retrieval", "training"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"time limits: {name} must be a positive number of seconds, got {getattr(self, name)!r}")
+        # Every field: a number of seconds (a factor for scale and budget_factor); only the allowance may be 0.
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            zero_allowed = field.name == "budget_allowance"
+            number = isinstance(value, (int, float)) and not isinstance(value, bool)
+            if not number or not (value >= 0 if zero_allowed else value > 0):
+                raise ValueError(f"time limits: {field.name} must be a number "
+                                 f"{'of 0 or more' if zero_allowed else 'above 0'}, got {value!r}")
 
     @classmethod
     def from_environment(cls, environ=os.environ) -> TimeLimits:
