@@ -264,6 +264,35 @@ def test_the_search_for_writable_folders_is_reused_and_looked_into(open_folder, 
     assert str(inside_other) in client.writable_folders(uid, roots)         # a new walk finds it
 
 
+def test_one_walk_serves_every_sandbox_user(open_folder, monkeypatch):
+    """A batch sweeps 16 slots, each of its own sandbox user: the walk through other users' folders is made once for
+    all of them. A world-writable folder beneath a folder that user A owns is found for B, not for A (A never enters
+    its own folders: they are disk_usage's), as each user's own walk (_search_writable) finds."""
+    from autograder.public import client
+
+    if os.geteuid() != 0:
+        pytest.skip("making a folder of another user needs root")
+    a, b = 65534, 65533
+    own = open_folder / "of_a"
+    drop = own / "drop"
+    drop.mkdir(parents=True)
+    os.chmod(own, 0o755)
+    os.chmod(drop, 0o777)
+    os.chown(own, a, a)
+    scanned = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(client.os, "scandir", lambda path: scanned.append(str(path)) or real_scandir(path))
+    monkeypatch.setattr(client, "_searches", {})
+    roots = (str(open_folder),)
+    assert client.writable_folders(a, roots) == [str(open_folder)]
+    assert client.writable_folders(b, roots) == [str(open_folder), str(drop)]
+    for uid in range(1000, 1016):
+        assert client.writable_folders(uid, roots) == [str(open_folder), str(drop)]
+    assert scanned.count(str(own)) == 1, f"A's folder was listed {scanned.count(str(own))} times for 18 users"
+    for uid in (a, b):
+        assert set(client.writable_folders(uid, roots)) == set(client._search_writable(uid, roots, 20_000))
+
+
 def test_A53_landlock_gives_the_worker_no_right_in_the_shared_temporary_folders():
     """Its own folder (beneath /tmp, as a grade's is) is everything; /tmp, /var/tmp and /run/lock get no rule."""
     rights = landlock.worker_paths("/tmp/captionkit-grade-x/runtime", "/tmp/captionkit-grade-x/bleu/work")
