@@ -753,60 +753,44 @@ def writable_folders(uid: int, roots: tuple[str, ...] | None = None) -> list[str
         searched = _search_writable_by_owners(roots, SEARCHED_FOLDERS)
         _searches[roots] = (time.monotonic(), searched)
     found = list(dict.fromkeys([*roots, *(folder for folder, owners in searched if uid not in owners)]))
-    return list(dict.fromkeys([*found, *_search_writable(uid, tuple(found), len(found), enter_writable_only=True)]))
+    looked = [path for folder in found for path, info in _enterable_folders(folder)
+              if info.st_uid != uid and info.st_mode & 0o002]   # made since the walk, in a writable folder
+    return list(dict.fromkeys([*found, *looked]))
+
+
+def _enterable_folders(folder: str) -> list[tuple[str, os.stat_result]]:
+    """(path, stat) of each folder directly in `folder` that every user may enter (links not followed)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        try:
+            info = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if entry.is_dir(follow_symlinks=False) and info.st_mode & 0o001:
+            found.append((entry.path, info))
+    return found
 
 
 def _search_writable_by_owners(roots: tuple[str, ...], folders: int) -> list[tuple[str, frozenset[int]]]:
     """(folder, the owners of it and of every folder between it and its root) of each folder beneath `roots` that
-    every user may enter and write to, breadth first over at most `folders` folders that every user may enter. What
-    user u's own walk (_search_writable) finds are the folders whose owners leave u out: u never enters its own
-    folders, so nothing beneath them is found for u."""
+    every user may enter and write to, breadth first over at most `folders` folders that every user may enter. User
+    u never enters its own folders (they are disk_usage's), so what the walk finds for u are the folders whose owners
+    leave u out."""
     found = []
     queue = collections.deque((root, frozenset()) for root in roots)
     for _ in range(folders):
         if not queue:
             break
         folder, owners = queue.popleft()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if entry.is_dir(follow_symlinks=False) and info.st_mode & 0o001:
-                below = owners if info.st_uid in owners else owners | {info.st_uid}
-                queue.append((entry.path, below))
-                if info.st_mode & 0o002:
-                    found.append((entry.path, below))
-    return found
-
-
-def _search_writable(uid: int, roots: tuple[str, ...], folders: int, enter_writable_only: bool = False) -> list[str]:
-    """`roots` and the folders found beneath them, breadth first over at most `folders` folders, that every user
-    may write to, entering every folder of another user that user `uid` may enter (with enter_writable_only: the
-    roots alone, one level)."""
-    found = list(roots)
-    queue = collections.deque(roots)
-    for _ in range(folders):
-        if not queue:
-            break
-        try:
-            entries = list(os.scandir(queue.popleft()))
-        except OSError:
-            continue
-        for entry in entries:
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            if entry.is_dir(follow_symlinks=False) and info.st_uid != uid and info.st_mode & 0o001:
-                if not enter_writable_only:
-                    queue.append(entry.path)
-                if info.st_mode & 0o002:
-                    found.append(entry.path)
+        for path, info in _enterable_folders(folder):
+            below = owners if info.st_uid in owners else owners | {info.st_uid}
+            queue.append((path, below))
+            if info.st_mode & 0o002:
+                found.append((path, below))
     return found
 
 
