@@ -58,6 +58,9 @@ class InProcessWorker:
     def restart(self) -> None:
         pass
 
+    def pause(self) -> None:
+        pass
+
     def serve_hidden(self) -> None:
         pass   # the references are this process's own `solutions` package, for every check
 

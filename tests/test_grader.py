@@ -181,3 +181,47 @@ def test_nothing_visible_before_the_due_date_depends_on_a_hidden_check():
     assert passes["score"] != fails["score"]
     assert before_the_due_date(passes) == before_the_due_date(fails), (passes["output"], fails["output"])
     assert "Part 3 bleu: 1 / 1 public points" in passes["output"], passes["output"]
+
+
+class _LoggedWorker:
+    """A StudentWorker that only records its life (start, every call, restart, serve_hidden, pause, close) in a log
+    shared by every part's worker; every call fails as student code that raised would."""
+
+    def __init__(self, part: str, log: list[tuple[str, str]]):
+        self.part, self.log = part, log
+        self.alive, self.deadline, self.import_error, self.dead_reason, self.on_progress = True, None, None, None, None
+        log.append((part, "start"))
+
+    def call(self, recipe: str, timeout=None, deadline=None, evaluate=None, **kwargs):
+        from autograder.public.client import StudentError
+        self.log.append((self.part, "call"))
+        raise StudentError("ValueError", "no")
+
+    def restart(self) -> None:
+        self.alive = True
+        self.log.append((self.part, "restart"))
+
+    def serve_hidden(self) -> None:
+        self.alive = True
+        self.log.append((self.part, "serve_hidden"))
+
+    def pause(self) -> None:
+        self.alive = False
+        self.log.append((self.part, "pause"))
+
+    def close(self) -> None:
+        self.log.append((self.part, "close"))
+
+
+def test_no_worker_given_hidden_data_runs_before_a_worker_of_public_checks(tmp_path):
+    """Every part's public checks run before any part's grader's rounds or hidden checks (a worker can leave state
+    on the machine that a later one reads: docs/security.md, A60): in the order of every worker's life, each part's
+    first phase (up to its pause) ends before any part's second phase starts."""
+    log: list[tuple[str, str]] = []
+    parts = ("decoding", "attention", "bleu")
+    grade(build_sample(tmp_path / "sub"), parts=parts, skip_training=True,
+          worker_factory=lambda part, *args, **kwargs: _LoggedWorker(part, log))
+    paused = {part: log.index((part, "pause")) for part in parts}
+    second = [i for i, (part, _) in enumerate(log) if i > paused[part]]
+    assert {event for part, event in (log[i] for i in second)} >= {"serve_hidden", "call", "close"}, log
+    assert max(paused.values()) < min(second), log

@@ -24,9 +24,9 @@ from autograder.grader.isolation import Isolation, build_runtime, detect
 from autograder.public.checks import Round
 from autograder.public import limits
 from autograder.public.client import Worker, WorkerFactory, remove_tree
-from autograder.public.limits import Deadline, part_deadline
+from autograder.public.limits import Deadline, earliest, part_deadline
 from autograder.public.progress import Progress
-from autograder.public.runner import GRADER_ERROR, CheckResult, GradeReport, grade_part
+from autograder.public.runner import GRADER_ERROR, CheckResult, GradeReport, PartGrade
 from autograder.public.training import OTHER_PARTS
 from shared.parts import BY_MODULE, MODULES
 
@@ -74,30 +74,47 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
     ctx.take_artifacts()  # a context may serve several runs: this report holds this run's artifacts only
     progress = progress or Progress()
     graded = [p for p in GRADING_ORDER if parts is None or p in parts]
-    counts = {p: len(_graded_checks(p, rubric.get(p, {}), public_only, skip_training, training_only)) for p in graded}
+    checks = {p: _graded_checks(p, rubric.get(p, {}), public_only, skip_training, training_only) for p in graded}
+    counts = {p: len(checks[p]) for p in graded}
+    publics = {p: sum(rubric[p][c.name].visibility == "public" for c in checks[p]) for p in graded}   # first phase
     progress.begin(sum(counts.values()))
+    begun: list[tuple[int, str, PartGrade | None, float, str]] = []   # each part after its first phase
     try:
         if not skip_training and _trains([p for p in graded if (Path(submission) / f"{p}.py").is_file()], rubric,
                                          public_only, training_only):
             progress.step("timing the optimizers' first-use import")
             ctx.time_optimizer_import()   # before any worker exists: every training run's first time limit needs it
+        # Every part's public checks first, then every part's grader's rounds and hidden checks (runner.PartGrade):
+        # no worker given anything hidden runs before a worker whose messages are shown at once.
+        ends_by = None if time_limit is None else started + limits.LIMITS.seconds(time_limit)
         for i, part in enumerate(graded):
-            progress.part(i + 1, len(graded), part, counts[part])
-            deadline = part_deadline(None if time_limit is None else started + limits.LIMITS.seconds(time_limit))
+            progress.part(i + 1, len(graded), part, publics[part])
+            deadline = part_deadline(ends_by)
             try:
-                results = _grade_part(part, Path(submission), scratch / part, ctx, rubric.get(part, {}), public_only,
+                partial = _part_grade(part, Path(submission), scratch / part, ctx, rubric.get(part, {}), public_only,
                                       worker_factory, skip_training, grader_cases, progress, deadline, training_only)
+                partial.public()
             except Exception as exc:  # noqa: BLE001 (the grader's own error costs this part, never the results file)
-                note = "".join(traceback.format_exception(exc))[-3000:]
-                entries = rubric.get(part, {})
-                results = [CheckResult(part, c.name, f"{BY_MODULE[part].number}.{entries[c.name].number}",
-                                       c.description, 0.0, entries[c.name].points, entries[c.name].visibility,
-                                       GRADER_ERROR, 0.0, note)
-                           for c in _graded_checks(part, entries, public_only, skip_training, training_only)]
+                report.results.extend(_grader_error(part, exc, rubric, public_only, skip_training, training_only))
+                partial = None
+            begun.append((i, part, partial, deadline.left(), deadline.reached))
+        for i, part, partial, left, reached in begun:
+            if partial is None:
+                continue
+            progress.part(i + 1, len(graded), part, counts[part] - publics[part])
+            deadline = earliest(Deadline.after(max(left, 0.0), reached),
+                                None if ends_by is None else Deadline(ends_by, "the submission's time limit was reached"))
+            try:
+                results = partial.rest(deadline)
+            except Exception as exc:  # noqa: BLE001
+                results = _grader_error(part, exc, rubric, public_only, skip_training, training_only)
             report.results.extend(results)
             progress.part_done(sum(r.score for r in results), sum(r.max_score for r in results))
     finally:
         progress.end()
+        for _, _, partial, _, _ in begun:
+            if partial is not None and not partial.over:   # an error of the grader's between the two phases
+                partial.worker.close()
         if own_scratch:
             remove_tree(scratch)
     number = {m: BY_MODULE[m].number for m in MODULES}
@@ -131,18 +148,28 @@ def _trains(parts: list[str], rubric: dict, public_only: bool, training_only: bo
                for part in parts for chk in _graded_checks(part, rubric.get(part, {}), public_only, False, training_only))
 
 
-def _grade_part(part: str, submission: Path, scratch: Path, ctx: GradingContext,
+def _part_grade(part: str, submission: Path, scratch: Path, ctx: GradingContext,
                 entries: dict[str, rubric_mod.Entry], public_only: bool, worker_factory: WorkerFactory,
                 skip_training: bool = False, grader_cases: bool = True, progress: Progress | None = None,
-                deadline: Deadline | None = None, training_only: bool = False) -> list[CheckResult]:
-    """The part's graded checks run against one worker of the part (autograder.public.runner.grade_part), until
+                deadline: Deadline | None = None, training_only: bool = False) -> PartGrade:
+    """The part's graded checks, to run against the part's worker (autograder.public.runner.PartGrade) until
     `deadline` (default: the part's time limit from now)."""
     references = {name: (SOLUTIONS / f"{name}.py").read_text() for name in REFERENCES[part]}
     deadline = deadline or part_deadline()
-    return grade_part(part, BY_MODULE[part].number,
-                      _graded_checks(part, entries, public_only, skip_training, training_only),
-                      entries, lambda: worker_factory(part, submission, scratch, references, deadline), ctx,
-                      (lambda chk: grader_round(ctx, chk)) if grader_cases else None, progress)
+    return PartGrade(part, BY_MODULE[part].number,
+                     _graded_checks(part, entries, public_only, skip_training, training_only),
+                     entries, lambda: worker_factory(part, submission, scratch, references, deadline), ctx,
+                     (lambda chk: grader_round(ctx, chk)) if grader_cases else None, progress)
+
+
+def _grader_error(part: str, exc: Exception, rubric: dict, public_only: bool, skip_training: bool,
+                  training_only: bool) -> list[CheckResult]:
+    """Every graded check of `part` failed by the grader's own error `exc` (the traceback is the staff's note)."""
+    note = "".join(traceback.format_exception(exc))[-3000:]
+    entries = rubric.get(part, {})
+    return [CheckResult(part, c.name, f"{BY_MODULE[part].number}.{entries[c.name].number}", c.description, 0.0,
+                        entries[c.name].points, entries[c.name].visibility, GRADER_ERROR, 0.0, note)
+            for c in _graded_checks(part, entries, public_only, skip_training, training_only)]
 
 
 def grader_round(ctx: GradingContext, chk: Check) -> Round:

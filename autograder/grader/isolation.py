@@ -42,8 +42,22 @@ LOCK_DIR = Path("/run/lock/captionkit") if Path("/run/lock").is_dir() else Path(
 # holds the worker's own folder (`work`: its HOME, TMPDIR and current folder), /run/lock and /var/tmp, so what it
 # writes there together is bounded in size and number. /tmp, which holds the grader's folders, stays the machine's:
 # the worker's files there are watched (client.disk_usage). `work` is missing only when the isolation is probed.
+#
+# First, every mount that holds files (not /proc, /sys and the like) is bound again `noatime` in the namespace (its
+# other flags kept): a read there leaves no access time for a later worker to read back (docs/security.md, A60).
 PRIVATE_TMP_BYTES = 64 * 1024 ** 2
-PRIVATE_TMP = (f"mount -t tmpfs -o size={PRIVATE_TMP_BYTES},mode=1777,nosuid,nodev tmpfs /dev/shm"
+PSEUDO_FILE_SYSTEMS = ("proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "securityfs", "debugfs", "tracefs",
+                       "bpf", "pstore", "configfs", "fusectl", "hugetlbfs", "autofs", "binfmt_misc", "nsfs")
+ATIME_FLAGS = ("relatime", "strictatime", "noatime", "nodiratime", "lazytime")
+# /proc/self/mountinfo: field 5 is the mount point, 6 its flags, the file system type follows the field "-". A point
+# with an escaped character (\040 for a space) is left as it is.
+NOATIME_VIEW = ("awk '{for (i = 7; $i != \"-\"; i++); type = $(i + 1)}"
+                f" type !~ /^({'|'.join(PSEUDO_FILE_SYSTEMS)})$/ && $5 !~ /\\\\/"
+                " {n = split($6, flag, \",\"); kept = \"noatime\"; for (j = 1; j <= n; j++)"
+                f" if (flag[j] !~ /^({'|'.join(ATIME_FLAGS)})$/) kept = kept \",\" flag[j]; print kept, $5}}'"
+                " /proc/self/mountinfo | while read -r flags point; do"
+                ' mount -o "remount,bind,$flags" "$point" 2>/dev/null || true; done')
+PRIVATE_TMP = (f"{NOATIME_VIEW}; mount -t tmpfs -o size={PRIVATE_TMP_BYTES},mode=1777,nosuid,nodev tmpfs /dev/shm"
                f" && mount -t tmpfs -o size={WORKER_DISK_BYTES},nr_inodes={WORKER_DISK_FILES},mode=755,nosuid,nodev "
                "tmpfs /var/tmp && mkdir -m 1777 /var/tmp/lock /var/tmp/tmp && mkdir -m 700 /var/tmp/work"
                " && if [ -d /run/lock ]; then mount --bind /var/tmp/lock /run/lock; fi"
@@ -347,6 +361,8 @@ def confinement_note(private_tmp: bool, sandbox_user: bool) -> str:
     reads = (f"reads: Landlock (ABI {version}) allows only the system's programs and libraries, this Python and its "
              "packages, its runtime and grading folder (no right in /tmp, /var/tmp or /run/lock)" if version else
              "reads: file permissions only (this kernel has no Landlock)")
+    if private_tmp:
+        reads += ", every mount seen noatime (a read leaves no access time)"
     return f"{disk}; {reads}"
 
 

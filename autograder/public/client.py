@@ -164,6 +164,10 @@ class StudentWorker(Protocol):
         """The part's hidden checks come next: from now on each worker is one that never served a public check and
         holds the references of earlier parts (the public checks' workers hold none)."""
 
+    def pause(self) -> None:
+        """End every process of the worker until restart() or serve_hidden(): the part waits, holding nothing, while
+        the other parts' public checks run (runner.PartGrade)."""
+
     def close(self) -> None: ...
 
 
@@ -468,6 +472,12 @@ class Worker:
             return
         self.dead_reason = self.dead_shown = None
         self._start()
+
+    def pause(self) -> None:
+        """End the running worker and the zygote until restart() or serve_hidden() starts a fresh one (a zygote
+        waiting for a part's second phase would hold its memory while the other parts run)."""
+        self.kill("paused")
+        self._end_zygote()
 
     def serve_hidden(self) -> None:
         """A fresh worker, with the references, for the part's hidden checks (no-op once they are being served)."""

@@ -28,8 +28,9 @@ class Progress:
         """Work outside any check has started (e.g. timing the optimizers' first-use import)."""
 
     def part(self, index: int, count: int, module: str, checks: int) -> None:
-        """Part `module`, the index-th (from 1) of the `count` parts this run grades, has started; it has `checks`
-        checks to grade."""
+        """Part `module`, the index-th (from 1) of the `count` parts this run grades, has started, or its second phase
+        has (a grade runs every part's public checks first, then every part's others); it has `checks` checks to grade
+        in this phase."""
 
     def check(self, number: str, name: str, training: bool) -> None:
         """Check `number` (e.g. "6.9") has started."""
@@ -62,9 +63,13 @@ class Lines(Progress):
     def __init__(self, stream: TextIO, prefix: str = ""):
         self.stream, self.prefix = stream, prefix
         self.label, self.started = "", 0.0
+        self.spent: dict[str, float] = {}   # seconds of a part's earlier phases (a grade runs each part in two)
 
     def part(self, index: int, count: int, module: str, checks: int) -> None:
-        self.label, self.started = _label(index, count, module), time.monotonic()
+        now = time.monotonic()
+        if self.label:
+            self.spent[self.label] = self.spent.get(self.label, 0.0) + now - self.started
+        self.label, self.started = _label(index, count, module), now
 
     def part_done(self, got: float, out_of: float) -> None:
         self._line(f"{got:g} / {out_of:g}")
@@ -73,8 +78,8 @@ class Lines(Progress):
         self._line(outcome)
 
     def _line(self, text: str) -> None:
-        print(f"{self.prefix}{self.label}: {text} ({time.monotonic() - self.started:.0f} s)", file=self.stream,
-              flush=True)
+        seconds = self.spent.get(self.label, 0.0) + time.monotonic() - self.started
+        print(f"{self.prefix}{self.label}: {text} ({seconds:.0f} s)", file=self.stream, flush=True)
 
 
 class Bar(Progress):
@@ -103,6 +108,8 @@ class Bar(Progress):
 
     def part(self, index: int, count: int, module: str, checks: int) -> None:
         if self.bar is not None:
+            if self.bar.n < self.part_end:   # the checks the phase before did not run (a module that cannot start)
+                self.bar.update(self.part_end - self.bar.n)
             self.part_end = self.bar.n + checks
             self.bar.set_description_str(self.prefix + _label(index, count, module))
 

@@ -252,78 +252,134 @@ def run_round(chk: Check, worker: StudentWorker, ctx, visible: bool, round: Roun
 def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, Entry],
                start_worker: Callable[[], StudentWorker], ctx, grader_round: Callable[[Check], Round] | None = None,
                progress: Progress | None = None) -> list[CheckResult]:
-    """Run `checks` (every one has an entry in `entries`) against one worker of `part`, in order; one result each.
-    `grader_round(check)`, given by the grader, is the round of cases drawn from its hidden seed that every public
-    check also runs (a public check passes when both rounds pass).
+    """Run `checks` (every one has an entry in `entries`) against one worker of `part`, in order; one result each:
+    PartGrade's two phases back to back (a grade of several parts runs every part's first phase before any part's
+    second: autograder.grader.engine.grade)."""
+    graded = PartGrade(part, number, checks, entries, start_worker, ctx, grader_round, progress)
+    graded.public()
+    return graded.rest()
+
+
+class PartGrade:
+    """One part's grade in two phases. `public()` runs its public checks in the part's worker; `rest()` runs the
+    grader's rounds of those checks (in a fresh worker) and then the hidden checks (in another, which holds the
+    references of earlier parts), and returns every result. Between the two the part holds no process.
+
+    Everything a worker does to the machine that a later worker could notice (a file's access time, a file in the
+    page cache, a process's timing) is a channel no sandbox closes for good; so every worker that is given something
+    hidden (the grader's cases, drawn from the hidden seed; the references) runs after every worker whose messages are
+    shown at once: after this part's public checks, and, in a grade of several parts, after every part's
+    (engine.grade calls every part's `public()` first). A hidden check shows only its property.
 
     `number` is the part's number (a check's is `number`.`entry.number`, the same in every output, whichever
     checks a run grades), `start_worker()` starts the part's worker (StagingError: the module cannot
-    be staged; the worker holds the part's deadline), `ctx` is handed to every check, `progress` is told of each
-    check and training epoch (autograder.public.progress; by default nothing is shown). Each check runs until
-    its own limit (Check.timeout, from when it starts) or the part's deadline, whichever comes first."""
-    progress = progress or Progress()
-    results = []
+    be staged; the worker holds the part's deadline), `ctx` is handed to every check, `grader_round(check)`, given by
+    the grader, is the round of cases drawn from its hidden seed that every public check also runs (a public check
+    passes when both rounds pass), `progress` is told of each check and training epoch
+    (autograder.public.progress; by default nothing is shown). Each check runs until its own limit (Check.timeout,
+    from when it starts) or the part's deadline, whichever comes first."""
 
-    def result(chk: Check, passed: bool, output: str, seconds: float, note: str = "", todo: str = "",
+    def __init__(self, part: str, number: int, checks: list[Check], entries: dict[str, Entry],
+                 start_worker: Callable[[], StudentWorker], ctx, grader_round: Callable[[Check], Round] | None = None,
+                 progress: Progress | None = None):
+        self.part, self.number, self.checks, self.entries = part, number, checks, entries
+        self.start_worker, self.ctx, self.grader_round = start_worker, ctx, grader_round
+        self.progress = progress or Progress()
+        self.worker: StudentWorker | None = None
+        self.results: list[CheckResult] = []
+        self.publics: list[tuple[Check, Outcome, float]] = []   # public checks whose grader's round is still to run
+        self.over = False   # every check has its result
+
+    def _visible(self, chk: Check) -> bool:
+        return self.entries[chk.name].visibility == "public"
+
+    def result(self, chk: Check, passed: bool, output: str, seconds: float, note: str = "", todo: str = "",
                public: str = "") -> CheckResult:
-        entry = entries[chk.name]
-        return CheckResult(part, chk.name, f"{number}.{entry.number}", chk.description,
+        entry = self.entries[chk.name]
+        return CheckResult(self.part, chk.name, f"{self.number}.{entry.number}", chk.description,
                            entry.points if passed else 0.0, entry.points, entry.visibility, output, seconds, note,
                            todo, public)
 
-    try:
-        worker = start_worker()
-    except StagingError as exc:
-        return [result(c, False, str(exc), 0.0) for c in checks]
-    worker.on_progress = progress.epoch
-    try:
-        if worker.import_error is not None:
-            err = worker.import_error
-            line = f"{part}.py could not be imported: {err.kind}: {err.detail}"
-            return [result(c, False, line, 0.0, err.where) for c in checks]
-        if not worker.alive:
-            return [result(c, False, worker.dead_reason or "the worker did not start", 0.0) for c in checks]
-        # Public checks first, then the grader's rounds of those in a fresh worker (_grader_rounds), then the hidden
-        # checks in another (serve_hidden): nothing the grader's rounds or a hidden check pass to the student's code
-        # (the same inputs on every run) can be kept and shown in a public check's feedback, and the references of
-        # earlier parts, which the training checks use, reach no worker that serves a public check or its grader's
-        # round (whose outcome is shown at once).
-        order = sorted(range(len(checks)), key=lambda i: entries[checks[i].name].visibility != "public")
-        publics: list[tuple[Check, Outcome, float]] = []   # public checks whose grader's round is still to run
-        for step, i in enumerate(order):
-            chk = checks[i]
-            visible = entries[chk.name].visibility == "public"
-            if not visible and publics:
-                results = [*_grader_rounds(publics, worker, ctx, grader_round, progress, result), *results]
-                publics = []
-            if not visible and (worker.deadline is None or not worker.deadline.passed):
+    def public(self) -> None:
+        """The first phase: start the worker and run the public checks; then end the worker's processes
+        (StudentWorker.pause) if the second phase has work, else close it."""
+        try:
+            self.worker = self.start_worker()
+        except StagingError as exc:
+            self._end([self.result(c, False, str(exc), 0.0) for c in self.checks])
+            return
+        worker = self.worker
+        worker.on_progress = self.progress.epoch
+        try:
+            if worker.import_error is not None:
+                err = worker.import_error
+                line = f"{self.part}.py could not be imported: {err.kind}: {err.detail}"
+                self._end([self.result(c, False, line, 0.0, err.where) for c in self.checks])
+            elif not worker.alive:
+                self._end([self.result(c, False, worker.dead_reason or "the worker did not start", 0.0)
+                           for c in self.checks])
+            else:
+                self._run([c for c in self.checks if self._visible(c)], visible=True)
+                if self.publics or any(not self._visible(c) for c in self.checks):
+                    worker.pause()
+                else:
+                    self._end([])
+        except BaseException:
+            self._end([])
+            raise
+
+    def rest(self, deadline: Deadline | None = None) -> list[CheckResult]:
+        """The second phase, within `deadline` (default: what the first phase left of the part's): the grader's
+        rounds of the public checks that passed, then the hidden checks; every result of the part."""
+        if self.over:
+            return self.results
+        worker = self.worker
+        try:
+            if deadline is not None:
+                worker.deadline = deadline
+            if self.publics:
+                self.results = [*_grader_rounds(self.publics, worker, self.ctx, self.grader_round, self.progress,
+                                                self.result), *self.results]
+                self.publics = []
+            hidden = [c for c in self.checks if not self._visible(c)]
+            if hidden and (worker.deadline is None or not worker.deadline.passed):
                 worker.serve_hidden()
+            self._run(hidden, visible=False)
+        finally:
+            self._end([])
+        return self.results
+
+    def _run(self, checks: list[Check], visible: bool) -> None:
+        """Run `checks` (all public or all hidden) in order in the part's worker, restarting it after a crash."""
+        worker = self.worker
+        for step, chk in enumerate(checks):
             t0 = time.monotonic()
             if worker.deadline is not None and worker.deadline.passed:
-                results.append(result(chk, False, f"not run: {worker.deadline.reached}", 0.0))
+                self.results.append(self.result(chk, False, f"not run: {worker.deadline.reached}", 0.0))
                 continue
             check_deadline = Deadline.after(limits.LIMITS.seconds(chk.timeout), "the check's time limit was reached")
-            progress.check(f"{number}.{entries[chk.name].number}", chk.name, chk.training)
-            outcome = run_round(chk, WithinCheck(worker, check_deadline), ctx, visible, PUBLIC_ROUND)
-            progress.check_done()
+            self.progress.check(f"{self.number}.{self.entries[chk.name].number}", chk.name, chk.training)
+            outcome = run_round(chk, WithinCheck(worker, check_deadline), self.ctx, visible, PUBLIC_ROUND)
+            self.progress.check_done()
             seconds = time.monotonic() - t0
-            if visible and grader_round is not None:   # its result waits for its grader's round (_grader_rounds)
-                publics.append((chk, outcome, seconds))
+            if visible and self.grader_round is not None:   # its result waits for its grader's round (_grader_rounds)
+                self.publics.append((chk, outcome, seconds))
             else:
-                results.append(result(chk, outcome.passed, outcome.output, seconds, outcome.note, outcome.todo))
+                self.results.append(self.result(chk, outcome.passed, outcome.output, seconds, outcome.note,
+                                                outcome.todo))
             if chk.training:  # the large heaps; a collection costs about 0.2 s, too much after every check
                 release_memory()
-            # A crash or a timeout costs this check; the next one (if there is time for it) gets a fresh worker. Before
-            # the first hidden check, serve_hidden starts one anyway.
-            following = step + 1 < len(order) and entries[checks[order[step + 1]].name].visibility == \
-                entries[chk.name].visibility
-            if not worker.alive and following and (worker.deadline is None or not worker.deadline.passed):
+            # A crash or a timeout costs this check; the next one (if there is time for it) gets a fresh worker. After
+            # the last public check, the second phase starts one anyway.
+            if not worker.alive and step + 1 < len(checks) and (worker.deadline is None or not worker.deadline.passed):
                 worker.restart()
-        if publics:
-            results = [*_grader_rounds(publics, worker, ctx, grader_round, progress, result), *results]
-        return results
-    finally:
-        worker.close()
+
+    def _end(self, results: list[CheckResult]) -> None:
+        """Every check has its result (`results` added to those there are): close the worker."""
+        self.results.extend(results)
+        self.over = True
+        if self.worker is not None:
+            self.worker.close()
 
 
 def _grader_rounds(publics: list[tuple[Check, Outcome, float]], worker: StudentWorker, ctx,

@@ -467,3 +467,59 @@ def test_A56_removing_and_walking_a_tree_past_path_max(tmp_path):
     (shallow / "a" / "b").mkdir(parents=True)
     (shallow / "a" / "b" / "f").write_text("x")
     assert client.disk_usage(None, shallow)[1] == 3
+
+
+# -- A60: file access times, kept by the machine's file system ---------------------------------------------------
+
+CARRIER_ROWS, CARRIER_BITS = ("public", "hidden"), 1 + 8 * 32
+
+
+def records_access_times(folder: Path) -> bool:
+    """Whether a read of a file in `folder`, after its last change, changes its access time (relatime does)."""
+    probe = folder / "probe"
+    probe.write_bytes(b"x")
+    time.sleep(0.05)
+    probe.read_bytes()
+    status = probe.stat()
+    probe.unlink()
+    return status.st_atime_ns > status.st_mtime_ns
+
+
+@pytest.fixture
+def grade_folder():
+    """A grade's folder made as grade() makes its own (the sandbox user may pass through it), holding rows of files
+    nobody has read since they were written: the medium of the access-time relay (any file the worker may read and
+    that was not read since its last change is one: the runtime copied for each grade, unread system files)."""
+    scratch = Path(tempfile.mkdtemp(prefix="captionkit-grade-"))
+    os.chmod(scratch, 0o711)
+    for row in CARRIER_ROWS:
+        (scratch / "carriers" / row).mkdir(parents=True, mode=0o755)
+        for position in range(CARRIER_BITS):
+            (scratch / "carriers" / row / str(position)).write_bytes(b"x")
+    os.chmod(scratch / "carriers", 0o755)
+    try:
+        yield scratch
+    finally:
+        from autograder.public.client import remove_tree
+        remove_tree(scratch)
+
+
+@pytest.mark.caps
+def test_A60_no_relay_through_access_times_from_a_worker_holding_hidden_data(tmp_path, grade_folder):
+    """Part 4's module spells a text in files' access times from each kind of worker that imports it (the hidden
+    checks' worker holds Part 1's reference: it spells that module's names), and Part 7's, graded later, reads them
+    back into its import error, shown at once. What a worker holding hidden data spells never arrives (every such
+    worker of the grade runs after every worker whose messages are shown at once); what a public worker spells
+    arrives only where the worker's view of the file system records access times."""
+    if not records_access_times(grade_folder):
+        pytest.skip("this machine's file system records no access times: the relay has no medium here")
+    folder = build("A60_access_time_relay", tmp_path / "sub", CARRIERS=str(grade_folder / "carriers"))
+    graded = run_grade(folder, ("attention", "bleu"), public_only=False, skip_training=True, scratch=grade_folder)
+    assert_contained(graded, within=3 * BOUND)
+    shown = graded.result(FIRST).output
+    assert "RELAY" in shown, shown
+    relayed = json.loads(shown.split("RELAY", 1)[1].strip())
+    assert relayed["hidden"] == "", f"a worker holding a reference spelled {relayed['hidden']!r} into a public message"
+    assert graded.result("with_coords_keeps_dtype_and_features_on_larger_grids").passed, "no hidden check ran"
+    expected = "" if detect().private_tmp else "PUBLIC"   # the private mount namespace sees every mount noatime
+    assert relayed["public"] == expected, relayed

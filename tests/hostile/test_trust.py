@@ -174,19 +174,30 @@ def test_A32_a_zero_stride_reply_is_refused_before_the_grader_computes_with_it(t
     assert not r.passed and r.output == "sent a malformed reply", r.output
 
 
-def test_a_grader_side_error_costs_its_part_only_and_the_results_file_is_written(tmp_path, monkeypatch):
-    """An error of the grader's own while grading one part (here: raised where the part starts) costs that part, with
-    the grader's sentence and the traceback for staff; the other parts are graded and results.json is written."""
+@pytest.mark.parametrize("phase", ["first", "second"])
+def test_a_grader_side_error_costs_its_part_only_and_the_results_file_is_written(tmp_path, monkeypatch, phase):
+    """An error of the grader's own while grading one part (raised where the part starts, or where its second phase
+    does) costs that part, with the grader's sentence and the traceback for staff; the other parts are graded and
+    results.json is written."""
     from autograder.grader import engine
     from autograder.grader.results import gradescope_results
+    from autograder.public.runner import PartGrade
 
-    real = engine._grade_part
+    real_start, real_rest = engine._part_grade, PartGrade.rest
 
-    def failing(part, *args, **kwargs):
+    def failing_start(part, *args, **kwargs):
         if part == "decoding":
             raise RuntimeError("the grader's own bug")
-        return real(part, *args, **kwargs)
-    monkeypatch.setattr(engine, "_grade_part", failing)
+        return real_start(part, *args, **kwargs)
+
+    def failing_rest(self, *args, **kwargs):
+        if self.part == "decoding":
+            raise RuntimeError("the grader's own bug")
+        return real_rest(self, *args, **kwargs)
+    if phase == "first":
+        monkeypatch.setattr(engine, "_part_grade", failing_start)
+    else:
+        monkeypatch.setattr(PartGrade, "rest", failing_rest)
     (tmp_path / "sub").mkdir()
     for part in ("bleu", "decoding"):
         (tmp_path / "sub" / f"{part}.py").write_text((ROOT / "solutions" / f"{part}.py").read_text())
