@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grader import batch
+from autograder.grader.results import was_graded
 from autograder.grader import rubric as rubric_mod
 from autograder.grader.intake import IntakeError, Submission, discover, extract_zip, module_folder
 from shared.parts import MODULES
@@ -121,7 +122,7 @@ def test_the_summary_shows_distributions_the_most_failed_checks_and_every_submis
     ids = [html.unescape(i) for i in re.findall(r'<tr class="submission" data-id="([^"]*)"', text)]
     assert sorted(ids) == sorted(rows)
     assert "unsafe path" in text and "not a valid zip" in text
-    graded_ids = [i for i, r in rows.items() if batch.was_graded(r)]
+    graded_ids = [i for i, r in rows.items() if was_graded(r)]
     failed = re.findall(r'<tr data-check-number="[^"]*"><td class="num">[^<]*</td><td>([^<]*)</td>'
                         r'<td class="num">(\d+)</td><td class="num">(\d+)%</td>', text)
     # Only bleu.py was submitted: the other parts count as modules not submitted, not as failed checks; of Part 3's

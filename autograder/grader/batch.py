@@ -306,7 +306,7 @@ def _grade_here(job: Job, progress=None) -> dict:
 
 def row_from_results(submission: Submission, results: Path) -> dict:
     """A grades.csv row read back from a results.json (so resumed runs and fresh ones agree)."""
-    from autograder.grader.results import graded_parts, missing_parts
+    from autograder.grader.results import graded_parts, missing_parts, status
 
     document = json.loads(results.read_text())
     row = {"id": submission.id, "name": submission.name, "total": document.get("score", 0.0)}
@@ -317,24 +317,6 @@ def row_from_results(submission: Submission, results: Path) -> dict:
     row["submitted"] = len(graded) - len(missing)
     row["status"] = status(document, missing, graded)
     return row
-
-
-def status(document: dict, missing: list[str], graded: list[str]) -> str:
-    """A row's status: "graded", "missing: decoding, bleu" (some modules not submitted), "empty submission" (none),
-    or why the submission could not be graded."""
-    if not document.get("tests"):
-        return document.get("output", "not graded")
-    if missing and len(missing) == len(graded):
-        return EMPTY
-    return f"missing: {', '.join(missing)}" if missing else GRADED
-
-
-GRADED, EMPTY = "graded", "empty submission"
-
-
-def was_graded(row: dict) -> bool:
-    """The row's submission was read and graded (all of it, or the modules it has, or none when it was empty)."""
-    return row.get("status") in (GRADED, EMPTY) or str(row.get("status", "")).startswith("missing: ")
 
 
 COLUMNS = ["id", "name", "submitted", *[p.module for p in PARTS], "total", "status"]
@@ -368,6 +350,8 @@ def write_histograms(rows: list[dict], path: Path) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from autograder.grader.results import was_graded
 
     top = maxima()
     fig, axes = plt.subplots(2, 4, figsize=(13, 5.5))

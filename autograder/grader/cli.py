@@ -126,7 +126,9 @@ def batch(args) -> int:
                                  watchdog=args.watchdog)
     except (IntakeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
-    print(f"graded {sum(batch_grading.was_graded(r) for r in rows)} of {len(rows)} submissions; "
+    from autograder.grader.results import was_graded
+
+    print(f"graded {sum(was_graded(r) for r in rows)} of {len(rows)} submissions; "
           f"wrote {args.out / 'grades.csv'} (maxima: grades-maxima.csv), {args.out / 'histograms.png'} and "
           f"{args.out / 'summary.html'} (staff only: it links each submission's staff view)"
           + (f" and a report.html per submission in {args.out}" if args.reports else ""))

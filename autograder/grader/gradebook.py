@@ -109,9 +109,11 @@ def _people(row: dict, known: dict[str, list[Student]]) -> list[Student]:
 
 def long_rows(out: Path, known: dict[str, list[Student]] | None = None) -> list[list]:
     """The long format's rows (LONG_COLUMNS), header excluded: per student, one row per check of their results."""
+    from autograder.grader.results import was_graded
+
     rows = []
     for row in _rows_of(out):
-        tests = _tests_of(out, row["id"]) if _batch().was_graded(row) else []
+        tests = _tests_of(out, row["id"]) if was_graded(row) else []
         for person in _people(row, known or {}):
             who = [row["id"], person.name, person.email, person.sis_id]
             if not tests:
@@ -134,9 +136,11 @@ def canvas_header(assignment: str, assignment_id: str | None) -> list[str]:
 
 def canvas_rows(out: Path, known: dict[str, list[Student]] | None = None) -> list[list]:
     """The rows after the header: "Points Possible", then one row per student with the submission's total."""
+    from autograder.grader.results import was_graded
+
     rows = [[POINTS_POSSIBLE, "", "", "", "", _batch().maxima()["total"]]]
     for row in _rows_of(out):
-        score = float(row["total"]) if _batch().was_graded(row) and row.get("total") not in (None, "") else ""
+        score = float(row["total"]) if was_graded(row) and row.get("total") not in (None, "") else ""
         for person in _people(row, known or {}):
             rows.append([person.name, "", person.sis_id, person.email, "", score])
     return rows

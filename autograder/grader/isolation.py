@@ -358,8 +358,9 @@ def confinement_note(private_tmp: bool, sandbox_user: bool) -> str:
     else:
         disk = f"disk: its folder (HOME, TMPDIR) watched (killed past {mib} or {files}), other files capped one by one"
     version = landlock.abi()
+    refused = "/tmp, /var/tmp or /run/lock" if private_tmp else "/tmp, /var/tmp, /run/lock or the machine's /dev/shm"
     reads = (f"reads: Landlock (ABI {version}) allows only the system's programs and libraries, this Python and its "
-             "packages, its runtime and grading folder (no right in /tmp, /var/tmp or /run/lock)" if version else
+             f"packages, its runtime and grading folder (no right in {refused})" if version else
              "reads: file permissions only (this kernel has no Landlock)")
     if private_tmp:
         reads += ", every mount seen noatime (a read leaves no access time)"

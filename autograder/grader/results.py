@@ -97,3 +97,21 @@ def graded_parts(document: dict) -> list[str]:
     """The parts a results.json document has tests of, in part order."""
     tagged = {tag for t in document.get("tests", []) for tag in t.get("tags", [])}
     return [p.module for p in PARTS if p.module in tagged]
+
+
+def status(document: dict, missing: list[str], graded: list[str]) -> str:
+    """A row's status: "graded", "missing: decoding, bleu" (some modules not submitted), "empty submission" (none),
+    or why the submission could not be graded."""
+    if not document.get("tests"):
+        return document.get("output", "not graded")
+    if missing and len(missing) == len(graded):
+        return EMPTY
+    return f"missing: {', '.join(missing)}" if missing else GRADED
+
+
+GRADED, EMPTY = "graded", "empty submission"
+
+
+def was_graded(row: dict) -> bool:
+    """The row's submission was read and graded (all of it, or the modules it has, or none when it was empty)."""
+    return row.get("status") in (GRADED, EMPTY) or str(row.get("status", "")).startswith("missing: ")

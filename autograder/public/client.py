@@ -113,6 +113,7 @@ class Isolation(Protocol):
     gid: int | None              # the sandbox user's group, the only one that may read the staged module
     prefix: tuple[str, ...]      # put before the worker's command line (namespaces, the user switch)
     pid_namespace: bool          # the prefix makes a PID namespace: the worker runs under autograder/worker/init.py
+    private_tmp: bool            # the prefix mounts a private /dev/shm (and /var/tmp) in the worker's namespace
     note: str                    # one line for the person running the checks
 
     def owns(self, path: Path) -> None:
@@ -130,6 +131,7 @@ class SeparateProcess:
     gid: None = None
     prefix: tuple[str, ...] = ()
     pid_namespace: bool = False
+    private_tmp: bool = False
     note: str = "isolation: separate process with limits"
 
     def owns(self, path: Path) -> None:
@@ -323,7 +325,8 @@ class Worker:
         cmd = [*self.isolation.prefix, *python, "-I", "-B", "--check-hash-based-pycs", "always",
                "-X", "faulthandler", str(self.runtime / "autograder" / "worker" / "main.py"),
                "--module", self.module, "--control", str(theirs.fileno()), "--memory", str(lim.memory_bytes),
-               "--cpu", str(lim.cpu_seconds), "--file-size", str(lim.file_bytes), "--processes", str(lim.processes)]
+               "--cpu", str(lim.cpu_seconds), "--file-size", str(lim.file_bytes), "--processes", str(lim.processes),
+               *(["--own-shm"] if self.isolation.private_tmp else [])]
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.stdout, stderr=subprocess.STDOUT,
                                          pass_fds=(theirs.fileno(),), cwd=self.scratch, start_new_session=True,

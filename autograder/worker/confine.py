@@ -77,18 +77,19 @@ def seccomp_filter() -> str:
     return ""
 
 
-def landlock() -> str:
+def landlock(own_shm: bool = False) -> str:
     """Restrict this process's reads and writes (landlock.worker_paths) for a worker running from the runtime this file
-    lies in, whose current folder is its part's; "" when the restriction holds, else why not."""
+    lies in, whose current folder is its part's (`own_shm`: /dev/shm is a private tmpfs of its namespace); "" when the
+    restriction holds, else why not."""
     from autograder.worker import landlock
 
     runtime = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    return landlock.restrict(landlock.worker_paths(runtime, os.getcwd()))
+    return landlock.restrict(landlock.worker_paths(runtime, os.getcwd(), own_shm))
 
 
-def confine() -> str:
+def confine(own_shm: bool = False) -> str:
     """no_new_privs, then the seccomp filter and Landlock. Returns "" when all hold, else a line saying what does
     not."""
     problems = [] if no_new_privs() else ["no_new_privs could not be set"]
-    problems += [problem for problem in (seccomp_filter(), landlock()) if problem]
+    problems += [problem for problem in (seccomp_filter(), landlock(own_shm)) if problem]
     return "; ".join(problems)

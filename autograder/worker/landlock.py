@@ -34,7 +34,10 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")   # written by ord
 # The shared temporary folders get no right at all: a file left in a world-writable folder there (/tmp/.X11-unix)
 # would outlive the worker, for a later worker to find by name. The worker's own folder is its HOME and TMPDIR.
 SHARED_TEMP = ("/tmp", "/var/tmp", "/run/lock")
-MEMORY_TEMP = ("/dev/shm",)   # POSIX shared memory: made and read back by the same program
+# POSIX shared memory: made and read back by the same program. A right there only where /dev/shm is a private tmpfs of
+# the worker's mount namespace: elsewhere it is the machine's, and a file left there could reach a worker of another
+# submission graded at the same time (docs/security.md, A61).
+MEMORY_TEMP = ("/dev/shm",)
 # A folder the worker may also write in, named by the grader's environment (passed on by client.Worker): where the
 # kit's own tests let an attack leave evidence after grading. Unset when grading.
 DROP_VARIABLE = "CAPTIONKIT_WORKER_DROP"
@@ -55,17 +58,18 @@ def abi() -> int:
     return max(int(version), 0)
 
 
-def worker_paths(runtime: str, folder: str) -> dict[str, int]:
+def worker_paths(runtime: str, folder: str, own_shm: bool = False) -> dict[str, int]:
     """{path: rights} of a worker running from `runtime` whose own folder (its part's scratch, holding its current
     folder) is `folder`: the system's programs and libraries, this Python and its packages, the runtime and the grading
-    folder above it (the inputs it is told of), read; its folder and /dev/shm, everything; the shared temporary
-    folders (SHARED_TEMP), nothing beyond what a rule above gives beneath them."""
+    folder above it (the inputs it is told of), read; its folder, everything, and /dev/shm too where it is the
+    worker's own (`own_shm`); the shared temporary folders (SHARED_TEMP), nothing beyond what a rule above gives
+    beneath them."""
     rights = {path: READ for path in SYSTEM}
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
               os.path.dirname(os.path.realpath(sys.executable)), *(p for p in sys.path if os.path.isabs(p))}
     rights.update({os.path.realpath(path): READ for path in python})
     rights.update({runtime: READ, os.path.dirname(runtime): READ})
-    rights.update({path: EVERYTHING for path in (*MEMORY_TEMP, folder)})
+    rights.update({path: EVERYTHING for path in ((*MEMORY_TEMP, folder) if own_shm else (folder,))})
     drop = os.environ.get(DROP_VARIABLE, "")
     if os.path.isabs(drop):   # set by the grader's own environment, never by a submission
         rights[drop] = EVERYTHING

@@ -21,7 +21,7 @@ training recipe sends `{"progress": {"epoch": e, "epochs": n, "loss": x}}` after
 "tokens" (the captions of the epoch's model) in a training check, which the grader answers with `{"stop": bool}`.
 Requests and replies are plain data (autograder.worker.protocol).
 
-    python -I -B RUNTIME/autograder/worker/main.py --module decoding --control FD --memory BYTES ...
+    python -I -B RUNTIME/autograder/worker/main.py --module decoding --control FD --memory BYTES ... [--own-shm]
 
 The student's module arrives as text in the first message (the staged file is readable by the grader only); it
 is compiled under the name SUBMISSION/<module>.py, a path that exists nowhere, and its lines are given to
@@ -363,11 +363,12 @@ def main() -> None:
     parser.add_argument("--cpu", type=int, required=True)
     parser.add_argument("--file-size", type=int, required=True)
     parser.add_argument("--processes", type=int, required=True)
+    parser.add_argument("--own-shm", action="store_true", help="/dev/shm is a private tmpfs of this namespace")
     args = parser.parse_args()
     limit_resources(args.memory, args.cpu, args.file_size, args.processes)
     from autograder.worker.confine import confine
     from autograder.worker.init import set_dumpable
-    problem = confine()
+    problem = confine(args.own_shm)
     if problem:
         print(f"worker: {problem}", file=sys.stderr, flush=True)
     try:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grader import batch
+from autograder.grader.results import was_graded
 from autograder.public import limits
 from tests.hostile import harness
 from tests.hostile.harness import ROOT, assert_contained, build, run_grade
@@ -65,7 +66,7 @@ def assert_stopped_and_the_rest_graded(out: Path, rows: list[dict], started: flo
     assert stopped["output"].startswith(f"grader stopped after {WATCHDOG:.0f} s"), stopped["output"]
     by_id = {r["id"]: r for r in rows}
     assert by_id["a_stalls"]["status"].startswith(f"grader stopped after {WATCHDOG:.0f} s"), by_id["a_stalls"]
-    assert batch.was_graded(by_id["b_next"]) and float(by_id["b_next"]["bleu"]) == batch.maxima()["bleu"], rows
+    assert was_graded(by_id["b_next"]) and float(by_id["b_next"]["bleu"]) == batch.maxima()["bleu"], rows
     assert (out / "grades.csv").is_file()
     assert not harness.sandbox_processes(), harness.sandbox_processes()
     assert time.monotonic() - started < 400

@@ -523,3 +523,18 @@ def test_A60_no_relay_through_access_times_from_a_worker_holding_hidden_data(tmp
     assert graded.result("with_coords_keeps_dtype_and_features_on_larger_grids").passed, "no hidden check ran"
     expected = "" if detect().private_tmp else "PUBLIC"   # the private mount namespace sees every mount noatime
     assert relayed["public"] == expected, relayed
+
+
+@pytest.mark.caps
+def test_A61_a_worker_writes_in_dev_shm_only_where_it_is_its_own(tmp_path):
+    """/dev/shm is the machine's where the grader makes no mount namespace (Docker's capabilities, no root): a file a
+    hidden worker leaves there could be read by a classmate's worker graded at the same time (batch --jobs 2). The
+    worker may write there only where /dev/shm is a private tmpfs of its own namespace."""
+    user_switch("the sandbox user's files in /dev/shm")
+    graded = run_grade(build("A53_tmp_relay", tmp_path / "writer", DROP="/dev/shm", MODE="write"), ("bleu",))
+    assert_contained(graded, within=BOUND)
+    wrote = graded.probe(FIRST)
+    if detect().private_tmp:
+        assert wrote["wrote"], wrote
+    else:
+        assert wrote["error"] == "PermissionError", wrote

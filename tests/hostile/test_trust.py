@@ -24,6 +24,7 @@ import pytest
 import torch
 
 from autograder.grader import batch
+from autograder.grader.results import was_graded
 from autograder.grader.context import GradingContext, hidden_seed, hidden_test_secret
 from autograder.grader.isolation import detect, unprivileged
 from autograder.public import limits
@@ -146,7 +147,7 @@ def test_A31_a_batch_keeps_submissions_and_outputs_from_each_other(tmp_path):
         for path in [submissions, *submissions.rglob("*")]:
             os.chmod(path, 0o755 if path.is_dir() else 0o644)       # as a TA's unpacked download usually is
         rows = batch.run(submissions, out, jobs=1)
-        assert all(batch.was_graded(r) for r in rows) and len(rows) == 2, rows
+        assert all(was_graded(r) for r in rows) and len(rows) == 2, rows
         zed = json.loads((out / "zed" / "results.json").read_text())
         output = next(t["output"] for t in zed["tests"] if "PROBE" in t["output"])
         found, _ = json.JSONDecoder().raw_decode(output, output.index("PROBE") + len("PROBE"))
@@ -504,7 +505,7 @@ def test_a_batch_stops_a_submission_past_its_time_limit_reports_it_and_grades_th
                         for t in bleu), bleu
     assert hung["execution_time"] < limit + 10, f"stopped after {hung['execution_time']} s, not at {limit:.0f} s"
     assert not harness.sandbox_processes(), harness.sandbox_processes()
-    assert [r["id"] for r in rows] == ["a_hangs", "b_next"] and all(batch.was_graded(r) for r in rows), rows
+    assert [r["id"] for r in rows] == ["a_hangs", "b_next"] and all(was_graded(r) for r in rows), rows
     assert float(rows[1]["bleu"]) == batch.maxima()["bleu"], rows[1]
 
 

@@ -13,8 +13,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from autograder.grader import rubric as rubric_mod
-from autograder.grader.batch import was_graded
-from autograder.grader.results import missing_parts
+from autograder.grader.results import missing_parts, was_graded
 from autograder.grader.staff import STAFF_FOLDER, batch_staff_path
 from autograder.grader.report import figures
 from autograder.grader.report.html import meter, page, points
