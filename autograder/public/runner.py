@@ -256,7 +256,7 @@ def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, E
     PartGrade's two phases back to back (a grade of several parts runs every part's first phase before any part's
     second: autograder.grader.engine.grade)."""
     graded = PartGrade(part, number, checks, entries, start_worker, ctx, grader_round, progress)
-    graded.public()
+    graded.public(pause=False)
     return graded.rest()
 
 
@@ -300,9 +300,10 @@ class PartGrade:
                            entry.points if passed else 0.0, entry.points, entry.visibility, output, seconds, note,
                            todo, public)
 
-    def public(self) -> None:
-        """The first phase: start the worker and run the public checks; then end the worker's processes
-        (StudentWorker.pause) if the second phase has work, else close it."""
+    def public(self, pause: bool = True) -> None:
+        """The first phase: start the worker and run the public checks; then, if the second phase has work, end the
+        worker's processes (StudentWorker.pause) unless `pause` is False (the second phase follows at once: nothing
+        runs between the two), else close it."""
         try:
             self.worker = self.start_worker()
         except StagingError as exc:
@@ -321,7 +322,8 @@ class PartGrade:
             else:
                 self._run([c for c in self.checks if self._visible(c)], visible=True)
                 if self.publics or any(not self._visible(c) for c in self.checks):
-                    worker.pause()
+                    if pause:
+                        worker.pause()
                 else:
                     self._end([])
         except BaseException:

@@ -36,7 +36,7 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")   # written by ord
 SHARED_TEMP = ("/tmp", "/var/tmp", "/run/lock")
 # POSIX shared memory: made and read back by the same program. A right there only where /dev/shm is a private tmpfs of
 # the worker's mount namespace: elsewhere it is the machine's, and a file left there could reach a worker of another
-# submission graded at the same time (docs/security.md, A61).
+# submission graded at the same time (the kit's security notes, A61).
 MEMORY_TEMP = ("/dev/shm",)
 # A folder the worker may also write in, named by the grader's environment (passed on by client.Worker): where the
 # kit's own tests let an attack leave evidence after grading. Unset when grading.
