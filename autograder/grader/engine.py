@@ -85,22 +85,22 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
             progress.step("timing the optimizers' first-use import")
             ctx.time_optimizer_import()   # before any worker exists: every training run's first time limit needs it
         # Every part's public checks first, then every part's grader's rounds and hidden checks (runner.PartGrade):
-        # no worker given anything hidden runs before a worker whose messages are shown at once. The last part's
-        # second phase comes first, at once, in the zygote of its first (a grade of one part starts no more zygotes
-        # than before the two phases).
+        # no worker given anything hidden runs before a worker whose messages are shown at once. The first phases run
+        # in reverse order, so that the first part's second phase follows its first at once, in the same zygote (a
+        # grade of one part starts no more zygotes than before the two phases).
         ends_by = None if time_limit is None else started + limits.LIMITS.seconds(time_limit)
-        for i, part in enumerate(graded):
+        for i, part in reversed(list(enumerate(graded))):
             progress.part(i + 1, len(graded), part, publics[part])
             deadline = part_deadline(ends_by)
             try:
                 partial = _part_grade(part, Path(submission), scratch / part, ctx, rubric.get(part, {}), public_only,
                                       worker_factory, skip_training, grader_cases, progress, deadline, training_only)
-                partial.public(pause=i + 1 < len(graded))   # the last part's second phase comes next
+                partial.public(pause=i > 0)   # the first part's second phase comes next
             except Exception as exc:  # noqa: BLE001 (the grader's own error costs this part, never the results file)
                 report.results.extend(_grader_error(part, exc, rubric, public_only, skip_training, training_only))
                 partial = None
             begun.append((i, part, partial, deadline.left(), deadline.reached))
-        for i, part, partial, left, reached in begun[-1:] + begun[:-1]:
+        for i, part, partial, left, reached in reversed(begun):
             if partial is None:
                 continue
             progress.part(i + 1, len(graded), part, counts[part] - publics[part])

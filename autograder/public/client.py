@@ -210,6 +210,7 @@ class Worker:
         self.child_started: int | None = None          # its start time (outside a PID namespace)
         self.became = False                            # the running worker is the zygote itself
         self.starts = 0                                # workers started for the part
+        self.sent = 0                                  # requests sent: each reply must name the last one (call)
         self.stdout = self.work = self.requests = self.replies = None
         self.writable: list[str] | None = None   # where the sandbox user's files may lie (writable_folders), found once
         self.disk_since = 0                       # when the running worker started, in file-time ns (_start)
@@ -513,7 +514,9 @@ class Worker:
             self.kill(deadline.reached)
             raise self._death(ended)
         try:
-            protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs}, timeout=deadline.left())
+            self.sent += 1
+            protocol.send(self.requests, {"recipe": recipe, "kwargs": kwargs, "seq": self.sent},
+                          timeout=deadline.left())
             reply = protocol.receive(self.replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory,
                                      budget=protocol.REPLY)
             judged = 0   # the last epoch whose captions were judged
@@ -550,11 +553,14 @@ class Worker:
         except Exception as exc:  # noqa: BLE001 (an unreadable or oversized reply)
             self.kill(f"sent an unreadable reply ({type(exc).__name__})", shown="sent an unreadable reply")
             raise self._death()
-        if isinstance(reply, dict) and set(reply) == {"error"}:
+        # The reply names the request it answers: one written on the pipe by the student's code (which shares the
+        # worker's process) before the recipe's own puts every later reply a request late, and is refused here.
+        if isinstance(reply, dict) and set(reply) == {"error", "seq"} and reply["seq"] == self.sent:
             error = _error_fields(reply["error"], self.module, self.source)
             if error is not None:
                 raise StudentError(*error)
-        elif isinstance(reply, dict) and set(reply) == {"ok"} and _plain(reply["ok"]):
+        elif isinstance(reply, dict) and set(reply) == {"ok", "seq"} and reply["seq"] == self.sent \
+                and _plain(reply["ok"]):
             self._refuse_banned(recipe)
             return reply["ok"]
         self.kill("sent a malformed reply")

@@ -16,7 +16,8 @@ status.
 A worker, in order: installs the reference modules of earlier parts that the grader sent it in its first message
 (in memory: the files stay unreadable; only a worker of the hidden checks gets any, client.Worker.serve_hidden),
 caps its printed output, imports the student's module and answers requests
-`{"recipe": name, "kwargs": {...}}` with `{"ok": result}` or `{"error": {...}}` until the channel closes; a
+`{"recipe": name, "kwargs": {...}, "seq": n}` with `{"ok": result, "seq": n}` or `{"error": {...}, "seq": n}` until the
+channel closes; a
 training recipe sends `{"progress": {"epoch": e, "epochs": n, "loss": x}}` after each epoch before its answer, with
 "tokens" (the captions of the epoch's model) in a training check, which the grader answers with `{"stop": bool}`.
 Requests and replies are plain data (autograder.worker.protocol).
@@ -229,9 +230,10 @@ def serve(module: str, requests: int, replies: int) -> None:
         except protocol.ChannelClosed:
             return
         fn = registry.get(request.get("recipe"))
+        seq = request.get("seq")   # echoed: a reply written by anything else than this loop is one the grader refuses
         if fn is None:
             protocol.send(replies, {"error": {"type": "UnknownRecipe", "message": str(request.get("recipe")),
-                                              "where": ""}})
+                                              "where": ""}, "seq": seq})
             continue
         started = time.perf_counter()
         try:
@@ -245,6 +247,7 @@ def serve(module: str, requests: int, replies: int) -> None:
             reply = {"ok": sanitize(result)}
         except BaseException as exc:  # noqa: BLE001 (student code may raise anything, SystemExit included)
             reply = {"error": _error(exc, path)}
+        reply["seq"] = seq
         protocol.send(replies, reply)
         if time.perf_counter() - started > 0.25:  # a long call (training) leaves a large heap; a short one costs
             request = reply = result = None        # less than a collection would

@@ -507,16 +507,16 @@ def grade_folder():
 @pytest.mark.caps
 def test_A60_no_relay_through_access_times_from_a_worker_holding_hidden_data(tmp_path, grade_folder):
     """Part 4's module spells a text in files' access times from each kind of worker that imports it (the hidden
-    checks' worker holds Part 1's reference: it spells that module's names), and Part 7's, graded later, reads them
-    back into its import error, shown at once. What a worker holding hidden data spells never arrives (every such
+    checks' worker holds Part 2's reference: it spells that module's names), and Part 2's reads them back into its
+    import error, shown at once (its public checks run after Part 4's). What a worker holding hidden data spells never arrives (every such
     worker of the grade runs after every worker whose messages are shown at once); what a public worker spells
     arrives only where the worker's view of the file system records access times."""
     if not records_access_times(grade_folder):
         pytest.skip("this machine's file system records no access times: the relay has no medium here")
     folder = build("A60_access_time_relay", tmp_path / "sub", CARRIERS=str(grade_folder / "carriers"))
-    graded = run_grade(folder, ("attention", "bleu"), public_only=False, skip_training=True, scratch=grade_folder)
+    graded = run_grade(folder, ("attention", "decoding"), public_only=False, skip_training=True, scratch=grade_folder)
     assert_contained(graded, within=3 * BOUND)
-    shown = graded.result(FIRST).output
+    shown = graded.results("decoding")[0].output
     assert "RELAY" in shown, shown
     relayed = json.loads(shown.split("RELAY", 1)[1].strip())
     assert relayed["hidden"] == "", f"a worker holding a reference spelled {relayed['hidden']!r} into a public message"

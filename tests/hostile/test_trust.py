@@ -76,6 +76,17 @@ def test_A26_a_malformed_reply_is_the_student_s_failure(tmp_path):
     assert not first.passed and first.output == "sent a malformed reply", first.output
 
 
+def test_A62_a_reply_forged_on_the_worker_s_pipe_is_the_student_s_failure(tmp_path):
+    """A reply written on the reply pipe by the student's code itself, before the recipe's own, would put every later
+    reply one request late (before: a clipped_counts check read an ngram_counts reply and failed as the grader's own
+    error). Each reply names the request it answers: the forged one is refused as the worker's malformed reply."""
+    graded = run_grade(build("A62_forged_reply", tmp_path / "sub"), ("bleu",), public_only=False)
+    assert_contained(graded, within=BOUND)
+    assert not any(r.output == GRADER_ERROR for r in graded.results()), graded.describe()
+    clipped = graded.result("clipped_counts_clip_at_the_most_in_one_reference")
+    assert not clipped.passed and clipped.output == "sent a malformed reply", clipped.output
+
+
 # -- A27: a worker that stops reading ---------------------------------------------------------------------------
 
 def test_A27_writes_to_a_worker_that_stops_reading_have_a_deadline(tmp_path, short_calls):

@@ -3,7 +3,7 @@
 # times (relatime: at the first read after the file's last change), and every worker may read and stat files it did
 # not make. At import, this module spells a text in a row of such files (file i read: bit i is 1), one row per kind
 # of worker: "public" from the first worker that imports it, "hidden" from a worker that holds an earlier part's
-# reference (the hidden checks' worker). A later part's module (bleu.py) reads the rows back.
+# reference (the hidden checks' worker). Another part's module (decoding.py) reads the rows back.
 # The rows are files the test made in the grade's folder, unread since: @@CARRIERS@@/<row>/<bit>.
 import os as _os
 import sys as _sys

@@ -1,6 +1,7 @@
-# hostile: appended to solutions/bleu.py
-# A60, the receiving end (see attention.py): at import, read the rows of files back with stat (a file read since
-# its last change is a 1) and show what they spell in the import error, which a public check prints at once.
+# hostile: appended to solutions/decoding.py
+# A60, the receiving end (see attention.py): at import, read the rows of files back with stat (a file read since its
+# last change is a 1) and show what they spell in the import error, which a public check prints at once. Part 2 is
+# graded first, and its public checks run after every other part's (engine.grade runs the first phases in reverse).
 import json as _json
 import os as _os
 
