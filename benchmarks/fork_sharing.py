@@ -1,5 +1,5 @@
 """What a worker forked from a process that already imported torch would save, against one started afresh (as every
-part's zygote is started now: docs/grader.md, "What a grade costs, and where to cut").
+part's zygote is started now: benchmarks/RESULTS.md).
 
     python benchmarks/fork_sharing.py [--steps 30]
 

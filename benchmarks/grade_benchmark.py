@@ -22,7 +22,7 @@ A run that finds no cached encoder outputs (shared/encoder.py) pretrains the enc
 does (86 CPU s and 1.1 GB peak instead of about 65 s and 620 MB, measured 2026-12-03): the benchmark warns when the
 run it measured was one of those.
 --runs N measures each mode N times, alternating the modes, and ends with each mode's median and range: one run of the
-same grade moves by 15 CPU s and 100 MB from the next on a 2-core machine (docs/grader.md), so a change smaller than
+same grade moves by 15 CPU s and 100 MB from the next on a 2-core machine (benchmarks/RESULTS.md), so a change smaller than
 that needs several runs of each side.
 Beside each run: the CPU seconds of `import torch` in a fresh interpreter just before it (the machine's speed at
 that moment), the CPU steal during it (seconds the hypervisor ran other guests on this machine's CPUs: a shared
@@ -195,7 +195,7 @@ def import_seconds(runs: int = 3) -> float:
     """Median CPU seconds (user + system) of `import torch` in a fresh interpreter, on this machine as it is now: the
     one fixed cost every process of a grade pays, printed beside the grade's figures so that runs of different days or
     machines can be compared (the same grade measured 71.4 CPU s on one day and 56.4 on another, on machines of the
-    same kind: docs/grader.md)."""
+    same kind: benchmarks/RESULTS.md)."""
     seconds = []
     for _ in range(runs):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)

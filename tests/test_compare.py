@@ -1,5 +1,5 @@
 """autograder.public.compare's failure messages name the entry that fails, and finding it imports nothing heavy: the
-grading process lives for a whole grade beside a worker (docs/grader.md, what a grade costs)."""
+grading process lives for a whole grade beside a worker (benchmarks/RESULTS.md)."""
 import subprocess
 import sys
 import textwrap

@@ -153,7 +153,7 @@ class GradingContext:
 
     def time_optimizer_import(self) -> float:
         """Seconds of torch._dynamo's import (every torch optimizer imports it on first use in a plain process: 2.5
-        CPU s, docs/grader.md), timed once per grading run in a forked child (import_optimizer_machinery).
+        CPU s, benchmarks/RESULTS.md), timed once per grading run in a forked child (import_optimizer_machinery).
 
         Every budget counts that import in each run, as if the reference's run had paid it, while the timed runs
         forked from here train with the workers' stand-in for the module: the grade pays one import, not one per
