@@ -306,7 +306,8 @@ def _detect(pid: int) -> Isolation:
             protect_hidden()
             become_subreaper()
             where = "no network (namespace)" if net else "no namespaces (no CAP_SYS_ADMIN): sockets refused by seccomp"
-            where += ", own PID namespace" if pids else ", other processes listed but out of reach (no PID namespace)"
+            where += ", own PID namespace" if pids else \
+                ", no PID namespace (other processes out of reach, their /proc files unreadable where Landlock is)"
             return Isolation("user", user.pw_uid, user.pw_gid, bool(net), tuple(net + switch),
                              private_tmp=PRIVATE_TMP in net, pid_namespace=pids,
                              note=f"isolation: worker runs as {user.pw_name}, no capabilities, {where}; "

@@ -327,7 +327,8 @@ class Worker:
                "-X", "faulthandler", str(self.runtime / "autograder" / "worker" / "main.py"),
                "--module", self.module, "--control", str(theirs.fileno()), "--memory", str(lim.memory_bytes),
                "--cpu", str(lim.cpu_seconds), "--file-size", str(lim.file_bytes), "--processes", str(lim.processes),
-               *(["--own-shm"] if self.isolation.private_tmp else [])]
+               *(["--own-shm"] if self.isolation.private_tmp else []),
+               *(["--own-pids"] if self.isolation.pid_namespace else [])]
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.stdout, stderr=subprocess.STDOUT,
                                          pass_fds=(theirs.fileno(),), cwd=self.scratch, start_new_session=True,

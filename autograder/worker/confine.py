@@ -77,14 +77,16 @@ def seccomp_filter() -> str:
     return ""
 
 
-def landlock(own_shm: bool = False) -> str:
+def landlock(own_shm: bool = False, proc: tuple[str, ...] = ("/proc",)) -> str:
     """Restrict this process's reads and writes (landlock.worker_paths) for a worker running from the runtime this file
-    lies in, whose current folder is its part's (`own_shm`: /dev/shm is a private tmpfs of its namespace); "" when the
-    restriction holds, else why not."""
+    lies in, whose current folder is its part's (`own_shm`: /dev/shm is a private tmpfs of its namespace; `proc`: what
+    of /proc it may read); "" when the restriction holds, else why not. A second call narrows the first (Landlock's
+    layers): the zygote's allows all of /proc, a worker forked from it narrows that to its own process where /proc
+    lists the machine's (own_process_proc)."""
     from autograder.worker import landlock
 
     runtime = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    return landlock.restrict(landlock.worker_paths(runtime, os.getcwd(), own_shm))
+    return landlock.restrict(landlock.worker_paths(runtime, os.getcwd(), own_shm, proc))
 
 
 def confine(own_shm: bool = False) -> str:

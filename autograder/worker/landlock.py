@@ -29,7 +29,11 @@ FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV   # the ri
 READ = EXECUTE | READ_FILE | READ_DIR
 EVERYTHING = (1 << 16) - 1
 
-SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev")
+SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc", "/sys", "/dev")
+# A worker without a PID namespace of its own sees in /proc what describes the machine, which libraries read (torch's
+# CPU detection), and its own process's files; no other process's: another submission's worker, graded at the same
+# time, would show what it does in them (its memory size, its threads) to a worker that polls them (A63).
+MACHINE_PROC = ("/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/sys", "/proc/filesystems", "/proc/mounts")
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")   # written by ordinary programs
 # The shared temporary folders get no right at all: a file left in a world-writable folder there (/tmp/.X11-unix)
 # would outlive the worker, for a later worker to find by name. The worker's own folder is its HOME and TMPDIR.
@@ -58,13 +62,14 @@ def abi() -> int:
     return max(int(version), 0)
 
 
-def worker_paths(runtime: str, folder: str, own_shm: bool = False) -> dict[str, int]:
+def worker_paths(runtime: str, folder: str, own_shm: bool = False,
+                 proc: tuple[str, ...] = ("/proc",)) -> dict[str, int]:
     """{path: rights} of a worker running from `runtime` whose own folder (its part's scratch, holding its current
     folder) is `folder`: the system's programs and libraries, this Python and its packages, the runtime and the grading
     folder above it (the inputs it is told of), read; its folder, everything, and /dev/shm too where it is the
-    worker's own (`own_shm`); the shared temporary folders (SHARED_TEMP), nothing beyond what a rule above gives
-    beneath them."""
-    rights = {path: READ for path in SYSTEM}
+    worker's own (`own_shm`); the paths of /proc in `proc` (own_process_proc: the worker's own where /proc lists other
+    processes); the shared temporary folders (SHARED_TEMP), nothing beyond what a rule above gives beneath them."""
+    rights = {path: READ for path in (*SYSTEM, *proc)}
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
               os.path.dirname(os.path.realpath(sys.executable)), *(p for p in sys.path if os.path.isabs(p))}
     rights.update({os.path.realpath(path): READ for path in python})
@@ -75,6 +80,12 @@ def worker_paths(runtime: str, folder: str, own_shm: bool = False) -> dict[str, 
         rights[drop] = EVERYTHING
     rights.update({path: READ_FILE | WRITE_FILE | TRUNCATE for path in DEVICES})
     return rights
+
+
+def own_process_proc() -> tuple[str, ...]:
+    """The paths of /proc a worker may read where /proc lists the machine's processes: MACHINE_PROC and its own
+    process's folder (so /proc/self reads as usual)."""
+    return (*MACHINE_PROC, f"/proc/{os.getpid()}")
 
 
 def restrict(rights: dict[str, int]) -> str:

@@ -22,7 +22,7 @@ training recipe sends `{"progress": {"epoch": e, "epochs": n, "loss": x}}` after
 "tokens" (the captions of the epoch's model) in a training check, which the grader answers with `{"stop": bool}`.
 Requests and replies are plain data (autograder.worker.protocol).
 
-    python -I -B RUNTIME/autograder/worker/main.py --module decoding --control FD --memory BYTES ... [--own-shm]
+    python -I -B RUNTIME/autograder/worker/main.py --module decoding --control FD --memory BYTES ... [--own-shm] [--own-pids]
 
 The student's module arrives as text in the first message (the staged file is readable by the grader only); it
 is compiled under the name SUBMISSION/<module>.py, a path that exists nowhere, and its lines are given to
@@ -279,6 +279,22 @@ def preload(module: str) -> None:
 
 
 REQUESTS, REPLIES = 3, 4   # a worker's two pipes: the grader's requests, its replies
+# How the zygote was confined (main's --own-shm and --own-pids), for the layer each worker adds (become_worker).
+CONFINEMENT = {"own_shm": False, "own_pids": False}
+
+
+def narrow_proc() -> None:
+    """Where /proc lists the machine's processes (no PID namespace of the worker's own), a Landlock layer of this
+    worker's that lets it read no process's files in /proc but its own. Ends the worker if Landlock, present, refuses."""
+    if CONFINEMENT["own_pids"]:
+        return
+    from autograder.worker import landlock
+    from autograder.worker.confine import landlock as restrict
+
+    problem = restrict(CONFINEMENT["own_shm"], landlock.own_process_proc())
+    if problem and landlock.abi() > 0:
+        print(f"worker: {problem}", file=sys.stderr, flush=True)
+        os._exit(1)
 
 
 def become_worker(module: str, control: socket.socket, requests: int, replies: int, work: str,
@@ -297,6 +313,7 @@ def become_worker(module: str, control: socket.socket, requests: int, replies: i
             os.setpgid(0, 0)
         from autograder.worker.init import set_dumpable
         set_dumpable(True)
+        narrow_proc()   # before chdir: its rules name the part's folder, the zygote's current one
         os.chdir(work)
         serve(module, REQUESTS, REPLIES)
     finally:
@@ -367,10 +384,12 @@ def main() -> None:
     parser.add_argument("--file-size", type=int, required=True)
     parser.add_argument("--processes", type=int, required=True)
     parser.add_argument("--own-shm", action="store_true", help="/dev/shm is a private tmpfs of this namespace")
+    parser.add_argument("--own-pids", action="store_true", help="/proc lists this PID namespace's processes only")
     args = parser.parse_args()
     limit_resources(args.memory, args.cpu, args.file_size, args.processes)
     from autograder.worker.confine import confine
     from autograder.worker.init import set_dumpable
+    CONFINEMENT.update(own_shm=args.own_shm, own_pids=args.own_pids)
     problem = confine(args.own_shm)
     if problem:
         print(f"worker: {problem}", file=sys.stderr, flush=True)

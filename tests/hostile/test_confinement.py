@@ -538,3 +538,14 @@ def test_A61_a_worker_writes_in_dev_shm_only_where_it_is_its_own(tmp_path):
         assert wrote["wrote"], wrote
     else:
         assert wrote["error"] == "PermissionError", wrote
+
+
+@pytest.mark.caps
+def test_A63_the_worker_reads_no_other_process_s_files_in_proc(tmp_path):
+    """Another process's /proc files (the grading process's here; a classmate's worker graded at the same time in a
+    batch) are out of the worker's reach: where it has no PID namespace of its own, Landlock gives it only the files of
+    /proc that describe the machine; in one, its /proc lists its own processes only."""
+    graded = run_grade(build("A63_proc_of_another_process", tmp_path / "sub", PID=str(os.getpid())), ("bleu",))
+    assert_contained(graded, within=BOUND)
+    probe = graded.probe(FIRST)
+    assert probe["stat"] in ("PermissionError", "FileNotFoundError"), probe

@@ -27,6 +27,7 @@ from autograder.grader import batch
 from autograder.grader.results import was_graded
 from autograder.grader.context import GradingContext, hidden_seed, hidden_test_secret
 from autograder.grader.isolation import detect, unprivileged
+from autograder.worker import landlock
 from autograder.public import limits
 from autograder.public.client import describe_exit
 from shared.scenes import make_scenes
@@ -368,6 +369,8 @@ def test_A36_other_processes_are_invisible_to_the_worker_or_out_of_its_reach():
     assert isolation.note in graded.report.notes, graded.report.notes
     assert ("own PID namespace" if isolation.pid_namespace else "no PID namespace") in isolation.note, isolation.note
     zygote = str(found["ppid"])   # the worker's parent: the part's zygote (autograder/worker/main.py)
+    if not isolation.pid_namespace and landlock.abi() > 0:   # A63: no process's /proc files but its own
+        assert found["listing"] == "PermissionError" and not found["others"], found
     if isolation.pid_namespace:
         listed = {pid: other["cmdline"][:200] for pid, other in found["others"].items()}
         assert set(listed) == {"1", zygote}, f"the worker sees processes beside its own init and zygote: {listed}"

@@ -54,7 +54,11 @@ def _without_memory(pid) -> bool:
 
 def _probe() -> dict:
     me, found = _os.getpid(), {}
-    for entry in sorted((p for p in _os.listdir("/proc") if p.isdigit()), key=int):
+    try:
+        listed = sorted((p for p in _os.listdir("/proc") if p.isdigit()), key=int)
+    except OSError as exc:   # Landlock, where /proc lists the machine's processes: only the worker's own files
+        return {"self": me, "ppid": _os.getppid(), "uid": _os.getuid(), "others": {}, "listing": type(exc).__name__}
+    for entry in listed:
         pid = int(entry)
         if pid == me:
             continue
@@ -67,7 +71,7 @@ def _probe() -> dict:
         except OSError:
             continue                          # gone
         found[pid] = {"uid": uid, "cmdline": cmdline, "empty": empty, "reach": reach}
-    return {"self": me, "ppid": _os.getppid(), "uid": _os.getuid(), "others": found}
+    return {"self": me, "ppid": _os.getppid(), "uid": _os.getuid(), "others": found, "listing": "read"}
 
 
 def ngram_counts(tokens, n):
