@@ -331,7 +331,8 @@ class PartGrade:
             raise
 
     def rest(self, deadline: Deadline | None = None) -> list[CheckResult]:
-        """The second phase, within `deadline` (default: what the first phase left of the part's): the grader's
+        """The second phase, within `deadline` (engine.grade gives what the first phase left of the
+        part's time; default: the worker's own, when the second phase follows the first at once): the grader's
         rounds of the public checks that passed, then the hidden checks; every result of the part."""
         if self.over:
             return self.results
