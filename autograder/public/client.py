@@ -534,6 +534,10 @@ class Worker:
                     protocol.send(self.requests, {"stop": stop}, timeout=max(deadline.left(), 0.0))
                 reply = protocol.receive(self.replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory,
                                          budget=protocol.REPLY)
+            # Once more at the reply, in the worker's own folder (its TMPDIR): files written faster than the watch's
+            # period (a page cache takes a gigabyte in well under WATCH_EVERY) would otherwise pass a call unseen.
+            # The shared temporary folders are counted by the watch alone: Landlock gives the worker no right there.
+            self._watch_disk(own_folder_only=True)
         except protocol.ChannelTimeout:
             self.kill(deadline.reached)
             raise self._death(ended)
@@ -572,13 +576,7 @@ class Worker:
         user's files in memory use more than theirs."""
         if self.proc is None:
             return
-        if self.work is not None:
-            if self.writable is None:
-                self.writable = writable_folders(self.isolation.uid) if self.isolation.uid is not None else []
-            used, files = disk_usage(self.isolation.uid, self.work, self.writable, self.disk_since)
-            if used > self.limits.disk_bytes or files > self.limits.disk_files:
-                raise OverDisk(f"the worker's files took more than its disk limit ({self.limits.disk_bytes / 2 ** 20:.0f}"
-                               f" MiB or {self.limits.disk_files} files): {used / 2 ** 20:.0f} MiB in {files} files")
+        self._watch_disk()
         limit = self.limits.tree_memory_bytes
         # Resident memory bounds the proportional set size from above and costs microseconds a process to read,
         # where smaps_rollup walks a torch process's page tables (about 15 ms): the exact sum only near the limit.
@@ -588,6 +586,19 @@ class Worker:
         if used > limit:
             raise OverMemory(f"the worker's processes used {used / 2 ** 30:.1f} GiB of memory together "
                              f"(the limit is {self.limits.tree_memory_bytes / 2 ** 30:.1f} GiB)")
+
+    def _watch_disk(self, own_folder_only: bool = False) -> None:
+        """Raise OverDisk when the worker's files take more than their limit; `own_folder_only`: counting only those
+        in its own folder (microseconds, where the machine's shared temporary folders can take milliseconds)."""
+        if self.proc is None or self.work is None:
+            return
+        if self.writable is None:
+            self.writable = writable_folders(self.isolation.uid) if self.isolation.uid is not None else []
+        used, files = disk_usage(self.isolation.uid, self.work, [] if own_folder_only else self.writable,
+                                 self.disk_since)
+        if used > self.limits.disk_bytes or files > self.limits.disk_files:
+            raise OverDisk(f"the worker's files took more than its disk limit ({self.limits.disk_bytes / 2 ** 20:.0f}"
+                           f" MiB or {self.limits.disk_files} files): {used / 2 ** 20:.0f} MiB in {files} files")
 
     def _refuse_banned(self, recipe: str) -> None:
         """The grader's own half of the ban (autograder.public.source_scan): a recipe that bans an op earns nothing
