@@ -13,14 +13,14 @@ from shared.parts import MODULES
 from autograder.worker.recipes import WITHOUT_TORCH
 
 # A student's BLEU module that reports, through ngram_counts (a Counter with one key), what its worker holds.
-# vars(sys) rather than the attribute: the source scan refuses a module that names sys.modules (A55)
+# sys.modules by names built at run time: the source scan refuses a module that names it (A55, A64)
 REPORTS_TORCH = """
-import sys
+import os
 from collections import Counter
 
 
 def ngram_counts(tokens, n):
-    loaded = vars(sys)["modules"]
+    loaded = getattr(getattr(os, "s" + "ys"), "mod" + "ules")
     return Counter({tuple(sorted(m for m in loaded if m == "torch" or m.startswith("torch."))): 1})
 """
 USES_TORCH = """

@@ -214,14 +214,41 @@ def test_A55_a_module_that_patches_a_recipe_earns_nothing_and_is_flagged(tmp_pat
     assert f"{FLAG}bleu: the module's source uses " in header, header
 
 
+@pytest.mark.parametrize("name, reach", [("A64_registry_through_sys_by_another_name", "line 8 names sys.modules"),
+                                         ("A64_recipe_globals_through_a_caller_s_frame", "line 17 names f_globals")])
+def test_A64_a_module_that_reaches_a_recipe_without_naming_the_grader_earns_nothing(tmp_path, name, reach):
+    """A55 without naming the grader. Each bleu.py computes BLEU right but changes its inputs, and makes the "inputs
+    unchanged" recipe report them unchanged: one imports sys's registry of loaded modules as `from sys import
+    modules` and replaces the recipe in the worker's registry (found by a suffix); the other takes the calling
+    recipe's frame (sys._getframe) and replaces the `copy` of its module's globals by one that copies nothing. Before
+    the scan named these, each scored 15/15 (14/15 without the replacement); now no check of the part earns
+    anything."""
+    graded = run_grade(build(name, tmp_path / "sub"), ("bleu",))
+    assert_contained(graded, within=BOUND)
+    assert graded.report.results and all(not r.passed for r in graded.report.results), \
+        [r.name for r in graded.report.results if r.passed]
+    public = [r for r in graded.report.results if r.visibility == "public"]
+    assert public and all(f"your module's source uses the grader's worker ({reach})" in r.output
+                          for r in public), public[0].output
+
+
 @pytest.mark.parametrize("code", ["from autograder.worker.recipes import bleu", "import autograder",
                                   "f.__code__ = g.__code__", "g = f.__globals__", "import importlib",
-                                  "import gc", "import sys\nm = sys.modules['x']", "name = 'autograder.worker'"])
+                                  "import gc", "import sys\nm = sys.modules['x']", "name = 'autograder.worker'",
+                                  # sys's registry of loaded modules by any other spelling (the eighth review)
+                                  "from sys import modules", "import sys as s\nm = s.modules['x']",
+                                  "m = torch.sys.modules['x']", "import sys\nm = getattr(sys, name)",
+                                  "import sys\nd = vars(sys)", "import sys\nf = sys._getframe(1)",
+                                  # a caller's frame holds the recipe's globals
+                                  "g = e.__traceback__.tb_frame.f_back.f_globals", "import inspect",
+                                  "import traceback\nframes = traceback.walk_stack(None)"])
 def test_A55_the_scan_for_every_part_names_the_grader_s_worker_and_function_internals(code):
     assert grader_reach(code) is not None, code
 
 
 @pytest.mark.parametrize("code", ["for m in self.modules():\n    pass", "import sys\nsys.stdout.write('x')",
+                                  "import sys as s\nprint(s.float_info.eps, file=s.stderr)", "from sys import maxsize",
+                                  "import traceback\ntraceback.print_exc()",
                                   "raise ValueError('the autograder expects (N, T)')", "from shared.vocab import END"])
 def test_A55_the_scan_for_every_part_passes_ordinary_code(code):
     assert grader_reach(code) is None, code

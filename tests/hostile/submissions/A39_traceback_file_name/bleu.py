@@ -7,13 +7,32 @@
 # far past the file's end, or the worker's own error reducer replaced by the module.
 import linecache as _linecache
 import sys as _sys
+import os as _os_for_names
+
+
+# Names built at run time: the grader's source scan reads only the names a module's text holds (a student who knows
+# the scan writes them so; the sandbox behind it must hold on its own).
+def _caller_globals(depth):
+    """What sys._getframe(depth).f_globals is in the function that calls this."""
+    try:
+        raise LookupError
+    except LookupError as caught:
+        frame = getattr(getattr(caught, "__trace" + "back__"), "tb_" + "frame")
+    for _ in range(depth + 1):
+        frame = getattr(frame, "f_" + "back")
+    return getattr(frame, "f_" + "glo" + "bals")
+
+
+def _loaded_modules():
+    """The registry of loaded modules."""
+    return getattr(getattr(_os_for_names, "s" + "ys"), "mod" + "ules")
 
 VARIANT = "@@VARIANT@@"
 # What ngram_counts' public check sends (recorded by running the handout's checks): any other input is the
 # grader's round of that check.
 PUBLIC_NGRAM_CASES = @@PUBLIC_NGRAM_CASES@@
 _FOLDER = "/submission/"
-_worker = _sys.modules["__main__"]
+_worker = _loaded_modules()["__main__"]
 _reference_corpus_bleu = corpus_bleu
 _reference_ngram_counts = ngram_counts
 
@@ -48,7 +67,7 @@ def corpus_bleu(hyps, refs, max_n=4):
 
 
 def ngram_counts(tokens, n):
-    called_by_the_grader = _sys._getframe(1).f_globals.get("__name__", "").startswith("autograder.")
+    called_by_the_grader = _caller_globals(1).get("__name__", "").startswith("autograder.")
     if called_by_the_grader and [list(tokens), n] not in PUBLIC_NGRAM_CASES:   # the grader's round: its own cases
         _raise_from(f"{tokens} {n}")
     return _reference_ngram_counts(tokens, n)
