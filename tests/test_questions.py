@@ -201,3 +201,23 @@ def test_a_part_regrade_merges_a_staff_view_that_holds_written_answers():
     new = "Staff view of a: 2 / 2, 0 failed checks\nWARNING\n"
     merged = staff.merged_text(old, new, ("bleu",))
     assert staff.WRITTEN_HEADER not in merged and "3.1 bleu.x" not in merged
+
+
+@pytest.mark.parametrize("text", ['{"cells": NaN}', '{"cells": ' + "[" * 200_000 + "]" * 200_000 + "}",
+                                  '{"cells": [1, "x", null, {"cell_type": 7, "source": 5, "metadata": []}]}',
+                                  '{"cells": {"a": 1}}', "[1, 2]", '{"cells": [{"metadata": {"nbgrader": 5}}]}'],
+                         ids=["NaN cells", "nested past the decoder", "cells of other types", "cells a dict",
+                              "a list", "nbgrader metadata a number"])
+def test_A67_a_hostile_notebook_leaves_the_staff_view_to_the_others(tmp_path, text):
+    """A submitted notebook is read for its written answers (the staff view): one whose JSON decodes to anything
+    (NaN cells, nesting past the decoder's recursion limit, cells of other types) is skipped as unreadable, and the
+    answers of the other notebooks are shown. Before, `grade --staff` crashed on the first two (TypeError,
+    RecursionError) and wrote no staff view."""
+    bleu = questions.load("bleu")
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / "bleu.ipynb").write_text(json.dumps(answered(notebook("assignments", "bleu"),
+                                                           {bleu[0].key: "Unigrams all match."})))
+    (folder / "decoding.ipynb").write_text(text)
+    written = staff.written_answers_text(folder)
+    assert written.startswith(f"{staff.WRITTEN_HEADER}{len(bleu)} found") and "    Unigrams all match." in written

@@ -20,7 +20,7 @@ from pathlib import Path
 from autograder.public.runner import CheckResult, GradeReport
 
 STAFF_FILE = "staff.txt"
-STAFF_FOLDER = "staff"   # batch: DIR/staff/<id>.txt; no submission may have this id (batch.run refuses one)
+STAFF_FOLDER = "staff"   # batch: DIR/staff/<id>.txt; a submission with this id is not graded (batch.held_back)
 WARNING = "For the course staff only: it shows hidden checks' inputs. Never give this file to a student."
 SEPARATOR = "\n\n"
 
@@ -120,9 +120,10 @@ def written_answers_text(folder: Path) -> str:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_NOTEBOOK_BYTES:
             continue   # a link, a device or a notebook too large to be an answer sheet: not read
         try:
-            answers |= answers_in(json.loads(path.read_text(encoding="utf-8")))
-        except (OSError, ValueError, AttributeError):
+            found = answers_in(json.loads(path.read_text(encoding="utf-8")))
+        except Exception:  # noqa: BLE001 (JSON that decodes to anything, nested past the decoder's recursion limit)
             continue   # an unreadable notebook: its answers are missing, as if not submitted
+        answers |= {key: text for key, text in found.items() if text is None or isinstance(text, str)}
     blocks = []
     for q in all_questions():
         if q.key not in answers:
