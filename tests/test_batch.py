@@ -329,12 +329,6 @@ def test_each_submission_has_a_staff_view_for_the_staff_alone(graded):
     assert 'File "bleu.py", line' in text                      # the traceback in the student's file
 
 
-def test_a_submission_named_like_the_staff_folder_is_refused(tmp_path):
-    (tmp_path / "class" / "Staff").mkdir(parents=True)
-    with pytest.raises(ValueError, match="a submission is named 'staff'.*rename"):
-        batch.run(tmp_path / "class", tmp_path / "out")
-
-
 def test_a_staff_view_an_earlier_kit_wrote_beside_the_report_is_moved_out(tmp_path):
     """A batch folder of an earlier kit held DIR/<id>/staff.txt: storing that submission again moves its staff view
     to DIR/staff/<id>.txt (merging a regraded part into it) and leaves none in DIR/<id>/."""

@@ -330,6 +330,9 @@ def maxima() -> dict[str, float]:
     return {**points, "total": sum(points.values()), "submitted": float(len(PARTS))}
 
 
+GRADES_CSV, MAXIMA_CSV, HISTOGRAMS = "grades.csv", "grades-maxima.csv", "histograms.png"   # in DIR, beside DIR/<id>/
+
+
 def write_csv(rows: list[dict], path: Path) -> None:
     """grades.csv: one row per submission; beside it, grades-maxima.csv: the same header and one row of maxima
     (the points of each part and of the total, the number of modules), so grades.csv stays one row per student."""
@@ -339,7 +342,7 @@ def write_csv(rows: list[dict], path: Path) -> None:
         for row in rows:
             writer.writerow([safe_cell(row.get(c, "")) for c in COLUMNS])
     top = maxima()
-    with open(Path(path).with_name("grades-maxima.csv"), "w", newline="") as f:
+    with open(Path(path).with_name(MAXIMA_CSV), "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(COLUMNS)
         writer.writerow([safe_cell(top[c]) if c in top else ("maximum" if c == "id" else "") for c in COLUMNS])
@@ -457,6 +460,38 @@ def executor(jobs: int, scheduler: str | None):
             yield pool
 
 
+def batch_outputs() -> tuple[str, ...]:
+    """What a batch writes in its output folder beside the submissions' folders DIR/<id>/: its tables and summary,
+    the staff views' folder, and what `--similarity` and `--gradebook` add."""
+    from autograder.grader.gradebook import FORMATS, gradebook_file
+    from autograder.grader.report.summary import SUMMARY
+    from autograder.grader.similarity import REPORT, TABLE
+    from autograder.grader.staff import STAFF_FOLDER
+
+    return (GRADES_CSV, MAXIMA_CSV, HISTOGRAMS, SUMMARY, STAFF_FOLDER, REPORT, TABLE,
+            *(gradebook_file(fmt) for fmt in FORMATS))
+
+
+def held_back(submissions: list[Submission]) -> dict[Submission, str]:
+    """The submissions a batch cannot grade into a folder of their own, with why: an id that is the name of one of
+    the batch's own outputs, or an id two submissions share (bob/ and bob.zip); names compared as a file system
+    that ignores case would (a TA's laptop). Each costs only its own grade: its row says why, the rest is graded."""
+    reserved = {name.casefold(): name for name in batch_outputs()}
+    by_id: dict[str, list[Submission]] = {}
+    for s in submissions:
+        by_id.setdefault(s.id.casefold(), []).append(s)
+    held = {}
+    for s in submissions:
+        same = by_id[s.id.casefold()]
+        if s.id.casefold() in reserved:
+            held[s] = (f"the id {s.id!r} is the name of the batch's own {reserved[s.id.casefold()]!r} in the output "
+                       "folder: rename this submission's folder or zip and run the batch again")
+        elif len(same) > 1:
+            held[s] = (f"{len(same)} submissions share the id {s.id!r} ({', '.join(x.source.name for x in same)}): "
+                       "keep one, or give each its own name, and run the batch again")
+    return held
+
+
 def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, reports: bool = False,
         parts: tuple[str, ...] | None = None, scheduler: str | None = None,
         watchdog: float | None = None) -> list[dict]:
@@ -477,13 +512,11 @@ def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, r
         if folder.is_dir() and folder.stat().st_uid == os.geteuid():
             owner_only(folder)
     submissions = discover(submissions_root)
-    from autograder.grader.staff import STAFF_FOLDER, batch_staff_path
-    if any(s.id.lower() == STAFF_FOLDER for s in submissions):   # also "Staff" where case does not count
-        raise ValueError(f"{submissions_root}: a submission is named {STAFF_FOLDER!r}, the name of the folder of "
-                         "the staff views in the output folder: rename that submission's folder or zip")
+    from autograder.grader.staff import batch_staff_path
+    held = held_back(submissions)
     # With `parts`: the parts to regrade and merge, per submission graded before (the others are graded in full).
-    merge = {s.id: tuple(parts) for s in submissions if parts and _graded_tests(out, s)}
-    todo = [s for s in submissions if force or parts or not _done(out, s, reports)]
+    merge = {s.id: tuple(parts) for s in submissions if parts and s not in held and _graded_tests(out, s)}
+    todo = [s for s in submissions if s not in held and (force or parts or not _done(out, s, reports))]
     if force:
         for s in todo:
             shutil.rmtree(out / s.id, ignore_errors=True)
@@ -517,12 +550,14 @@ def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, r
     rows = []
     for s in submissions:
         results = out / s.id / "results.json"
-        if results.exists() and s.id not in failures:
+        if s in held:
+            rows.append({"id": s.id, "name": s.name, "status": f"not graded: {held[s]}"})
+        elif results.exists() and s.id not in failures:
             rows.append(row_from_results(s, results))
         else:
             rows.append({"id": s.id, "name": s.name, "status": f"grader error: {failures.get(s.id, 'no results')}"})
-    write_csv(rows, out / "grades.csv")
-    write_histograms(rows, out / "histograms.png")
+    write_csv(rows, out / GRADES_CSV)
+    write_histograms(rows, out / HISTOGRAMS)
     from autograder.grader.report import write_summary
     write_summary(rows, out)
     for path in out.iterdir():

@@ -24,7 +24,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from autograder.grader.gradebook import DEFAULT_ASSIGNMENT, FORMATS
+from autograder.grader.gradebook import DEFAULT_ASSIGNMENT, FORMATS, gradebook_file
 from shared.parts import MODULES
 
 
@@ -137,7 +137,7 @@ def batch(args) -> int:
     if add_written_answers(args.submissions, args.out):   # the written questions' answers beside their rubrics
         print(f"staff views with written answers beside their rubrics: {args.out / 'staff'}")
     if args.gradebook:
-        path = _write_gradebook(args.out, args.gradebook, args.out / f"gradebook-{args.gradebook}.csv",
+        path = _write_gradebook(args.out, args.gradebook, args.out / gradebook_file(args.gradebook),
                                 args.submissions)
         print(f"wrote {path} (staff only: names and grades)")
     return 0

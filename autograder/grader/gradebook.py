@@ -28,6 +28,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 FORMATS = ("canvas", "long")
+
+
+def gradebook_file(fmt: str) -> str:
+    """The name of the gradebook export of format `fmt` in a batch's output folder."""
+    return f"gradebook-{fmt}.csv"
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 POINTS_POSSIBLE = "Points Possible"
 LONG_COLUMNS = ["submission", "student", "email", "sis_id", "part", "number", "check", "score", "max_score", "status"]

@@ -168,6 +168,56 @@ def test_A31_a_batch_keeps_submissions_and_outputs_from_each_other(tmp_path):
             assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, f"{path.name} is readable by others"
 
 
+def _class_folder(root: Path, entries: dict[str, str]) -> Path:
+    """Submissions under `root`: name -> the bleu.py it holds ("stub" or "reference"); a name ending in .zip is a
+    zip holding it, any other a folder."""
+    import zipfile
+
+    root.mkdir()
+    sources = {"stub": (ROOT / "assignments" / "bleu.py").read_text(), "reference": (ROOT / "solutions" / "bleu.py").read_text()}
+    for name, which in entries.items():
+        if name.endswith(".zip"):
+            with zipfile.ZipFile(root / name, "w") as zf:
+                zf.writestr("bleu.py", sources[which])
+        else:
+            (root / name).mkdir()
+            (root / name / "bleu.py").write_text(sources[which])
+    return root
+
+
+@pytest.mark.parametrize("name", ["grades.csv", "histograms.png.zip", "Summary.html", "staff", "similarity.csv",
+                                  "gradebook-canvas.csv"])
+def test_A65_a_submission_named_like_a_file_of_the_batch_costs_only_its_own_grade(tmp_path, name):
+    """A submission's output folder is DIR/<id>: one named like a file the batch writes beside them (grades.csv,
+    summary.html, ...) stopped the whole batch after grading everyone (IsADirectoryError: no grades.csv, no
+    summary.html, on every rerun), and one named "staff" refused the whole batch. Now that submission alone is not
+    graded, its row says why, and the class is graded and summarised."""
+    root = _class_folder(tmp_path / "class", {name: "reference", "alice": "reference"})
+    out = tmp_path / "out"
+    rows = batch.run(root, out)
+    by_id = {r["id"]: r for r in rows}
+    assert was_graded(by_id["alice"]) and float(by_id["alice"]["total"]) == 15, by_id["alice"]
+    held = by_id[name.removesuffix(".zip")]
+    assert held["status"].startswith("not graded: ") and "rename" in held["status"], held
+    assert (out / "grades.csv").is_file() and (out / "summary.html").is_file() and (out / "histograms.png").is_file()
+    assert not (out / name.removesuffix(".zip") / "results.json").exists()
+
+
+def test_A66_two_submissions_with_one_id_are_held_back_and_say_why(tmp_path):
+    """bob/ and bob.zip both have the id "bob": before, both were graded into DIR/bob/, the last one stored overwrote
+    the other, and grades.csv held two rows with that one grade, without a word. Now neither is graded (which one is
+    bob's is the staff's call), both rows say why, and the rest of the class is graded."""
+    root = _class_folder(tmp_path / "class", {"bob": "reference", "bob.zip": "stub", "Carol": "stub",
+                                              "carol.zip": "reference", "alice": "reference"})
+    rows = batch.run(root, tmp_path / "out")
+    assert [r["id"] for r in rows].count("bob") == 2, rows
+    held = [r for r in rows if r["id"].lower() in ("bob", "carol")]
+    assert len(held) == 4 and all(r["status"].startswith("not graded: ") and "share the id" in r["status"]
+                                  for r in held), held
+    assert was_graded(next(r for r in rows if r["id"] == "alice"))
+    assert not (tmp_path / "out" / "bob").exists()
+
+
 # -- A32: values that size the grader's allocations -------------------------------------------------------------
 
 def test_A32_a_huge_token_id_is_the_student_s_failure(tmp_path):

@@ -128,8 +128,11 @@ def render_summary(rows: list[dict], out: Path, generated: str | None = None) ->
     return page("Batch summary", body)
 
 
+SUMMARY = "summary.html"   # in the batch's output folder
+
+
 def write_summary(rows: list[dict], out: Path) -> Path:
     """Write out/summary.html; return its path."""
-    path = Path(out) / "summary.html"
+    path = Path(out) / SUMMARY
     path.write_text(render_summary(rows, out), encoding="utf-8")
     return path
