@@ -76,7 +76,7 @@ def summary(name: str, epochs: list, seconds: float) -> str:
     lowest_after = min(scores[first:]) if first is not None else None
     full, stopped = epochs[-1][1], first is not None
     dips = "" if first is None or all(p for _, p in epochs[first:]) else " (fails again after)"
-    return (f"| {name} | " + " ".join(f"{s:.2f}{'' if p else '*'}" for s, p in epochs) +
+    return (f"| {name} | " + " ".join(f"{s:.3f}{'' if p else '*'}" for s, p in epochs) +
             f" | {first + 1 if stopped else '-'} | "
             f"{f'{lowest_after:.3f}' if stopped else '-'}{dips} | {scores[-1]:.3f} | {'pass' if full else 'fail'} | "
             f"{'pass' if stopped else 'fail'}{'' if full == stopped else ' (DIFFERS)'} | {seconds:.1f} |")
