@@ -42,3 +42,43 @@ def pytest_runtest_setup(item):
 
 # The student handout, built once per session, and an interpreter that cannot import the kit (tests/handout_env.py).
 from tests.handout_env import built, handout_verdicts_of, student_python  # noqa: E402, F401
+
+
+# What each module of the suite needs, as markers (pyproject.toml declares them; --strict-markers refuses others):
+#   slow     minutes of CPU: full grades, many submissions, installs, notebooks (`-m "not slow"`: the quick loop)
+#   sandbox  runs student code in the grader's workers (the sandbox of docs/security.md)
+#   notebook runs notebooks (nbconvert, nbgrader)
+#   handout  builds the student handout and runs it without the kit
+# `caps` is set per test (tests/hostile): its outcome depends on the grader's capabilities.
+MODULE_MARKS = {
+    "test_answer_free.py": ("slow", "handout", "sandbox"),
+    "test_batch.py": ("slow", "sandbox"),
+    "test_calibrate.py": ("slow",),
+    "test_check_train.py": ("slow", "sandbox"),
+    "test_cluster.py": ("slow", "sandbox"),
+    "test_grader.py": ("slow", "sandbox"),
+    "test_grader_variants.py": ("slow", "sandbox"),
+    "test_gradescope.py": ("slow", "sandbox"),
+    "test_handout.py": ("slow", "handout", "sandbox"),
+    "test_handout_student.py": ("slow", "handout", "sandbox"),
+    "test_nbgrader_course.py": ("slow", "notebook", "sandbox"),
+    "test_notebooks.py": ("slow", "notebook", "sandbox"),
+    "test_public_checks.py": ("sandbox",),
+    "test_public_messages.py": ("sandbox",),
+    "test_worker_imports.py": ("sandbox",),
+}
+FOLDER_MARKS = {"hostile": ("slow", "sandbox")}
+
+
+# A test that needs a full grade of the reference (about 80 CPU seconds, once per test process) is slow wherever it is.
+SLOW_FIXTURES = ("reference_report",)
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        path = Path(str(item.fspath))
+        marks = MODULE_MARKS.get(path.name, ()) + FOLDER_MARKS.get(path.parent.name, ())
+        if any(name in getattr(item, "fixturenames", ()) for name in SLOW_FIXTURES):
+            marks += ("slow", "sandbox")
+        for mark in dict.fromkeys(marks):
+            item.add_marker(mark)
