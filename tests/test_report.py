@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from html import unescape
+from html import escape, unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from types import SimpleNamespace
@@ -17,7 +17,8 @@ import pytest
 import torch
 
 from autograder.grader import rubric as rubric_mod
-from autograder.grader import sample
+from autograder.grader import batch, sample
+from autograder.grader.intake import Submission
 from autograder.grader.checks import all_checks
 from autograder.grader.context import GradingContext, hidden_seed
 from autograder.grader.engine import CheckResult, GradeReport
@@ -161,6 +162,31 @@ def test_every_part_every_check_and_the_figures_of_every_trained_part(full):
         assert not parsed.parts[part]["no_figures"], part
     assert all(src.startswith("data:image/png;base64,") for src in parsed.sources)
     assert len(parsed.sources) >= 5 + 4 * 5       # five curves and attention maps, scene thumbnails
+
+
+def test_a_report_without_the_trained_models_figures_draws_none_and_says_so(full):
+    """--no-trained-figures (grade --report, batch --reports): every check as before, no figure drawn from what the
+    student's code returned in a training run (it held the hidden scenes and the references of earlier parts), and
+    a note in each trained part saying so."""
+    from autograder.grader.report.html import WITHOUT_TRAINED_FIGURES
+
+    report, _ = full
+    text = render_report(report, submission="alice", trained_figures=False)
+    parsed = structure(text)
+    assert list(parsed.parts) == list(MODULES)
+    for part in MODULES:
+        assert parsed.parts[part]["checks"] == [r.name for r in report.results if r.part == part], part
+        assert parsed.parts[part]["figures"] == [], part
+        assert parsed.parts[part]["no_figures"] == (part in FIGURES), part
+    assert not parsed.sources and text.count(escape(WITHOUT_TRAINED_FIGURES)) == len(FIGURES)
+    assert "figures of models trained on hidden scenes" not in text
+
+
+def test_a_batch_hands_the_choice_to_every_job(tmp_path):
+    (tmp_path / "ada").mkdir()
+    ada = Submission("ada", "", tmp_path / "ada")
+    assert batch._prepare(ada, None, True, "kit", trained_figures=False).trained_figures is False
+    assert batch._prepare(ada, None, True, "kit").trained_figures is True
 
 
 def test_only_what_students_may_see(full):

@@ -84,6 +84,7 @@ class Job:
     report: bool
     kit: str
     watchdog: float | None = None   # wall-clock seconds the grade may take (None: default_watchdog())
+    trained_figures: bool = True    # the report with the figures of the trained models (html.WITHOUT_TRAINED_FIGURES)
 
 
 class KitMismatch(RuntimeError):
@@ -298,7 +299,7 @@ def _grade_here(job: Job, progress=None) -> dict:
     report = None
     if job.report:
         from autograder.grader.report.html import render_report
-        report = render_report(graded, submission=job.name or job.id)
+        report = render_report(graded, submission=job.name or job.id, trained_figures=job.trained_figures)
     return {"results": gradescope_results(graded), "report": report, "staff": staff_text(graded, job.name or job.id)}
 
 
@@ -391,7 +392,7 @@ def _done(out: Path, submission: Submission, reports: bool) -> bool:
 
 
 def _prepare(submission: Submission, parts: tuple[str, ...] | None, reports: bool, kit: str,
-             watchdog: float | None = None) -> Job | str:
+             watchdog: float | None = None, trained_figures: bool = True) -> Job | str:
     """The submission's Job, or the reason it cannot be read (a bad zip, an unsafe path, a name the file system
     refuses, an entry zipfile cannot extract: whatever reading it raised)."""
     with tempfile.TemporaryDirectory(prefix="captionkit-intake-") as tmp:
@@ -399,7 +400,7 @@ def _prepare(submission: Submission, parts: tuple[str, ...] | None, reports: boo
             files = snapshot(unpack(submission, Path(tmp)))
         except Exception as exc:  # noqa: BLE001 (a submission that cannot be read costs only its own grade)
             return describe_intake_error(exc)
-    return Job(submission.id, submission.name, files, parts, reports, kit, watchdog)
+    return Job(submission.id, submission.name, files, parts, reports, kit, watchdog, trained_figures)
 
 
 def _store(out: Path, submission: Submission, outcome: dict, merge: tuple[str, ...] | None = None) -> None:
@@ -494,11 +495,12 @@ def held_back(submissions: list[Submission]) -> dict[Submission, str]:
 
 def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, reports: bool = False,
         parts: tuple[str, ...] | None = None, scheduler: str | None = None,
-        watchdog: float | None = None) -> list[dict]:
+        watchdog: float | None = None, trained_figures: bool = True) -> list[dict]:
     """Grade every submission under `submissions_root` into `out`; return the grades.csv rows. reports: also write
     each submission's feedback report. parts: regrade only these parts of the submissions graded before (merged
     into their results.json). scheduler: the address of a dask.distributed scheduler to grade on. watchdog: the
-    wall-clock seconds one submission's grade may take before it is ended (default: default_watchdog())."""
+    wall-clock seconds one submission's grade may take before it is ended (default: default_watchdog()).
+    trained_figures=False: the reports leave out the figures of the trained models."""
     if watchdog is not None and not watchdog > 0:
         raise ValueError(f"watchdog: expected a positive number of seconds, got {watchdog!r}")
     watchdog = watchdog or default_watchdog()
@@ -535,7 +537,7 @@ def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, r
             tqdm(total=len(submissions), initial=len(submissions) - len(todo), unit="submission") as bar:
         futures = {}
         for s in todo:
-            job = _prepare(s, merge.get(s.id), reports, kit, watchdog)
+            job = _prepare(s, merge.get(s.id), reports, kit, watchdog, trained_figures)
             if isinstance(job, str):
                 _unreadable(out, s, job)
                 bar.update()

@@ -38,7 +38,7 @@ def grade(args) -> int:
     parts = tuple(args.part) if args.part else None
     report = _graded(args.submission, public_only=args.public_only, parts=parts, json_output=args.json is not None)
     name = args.submission.resolve().name
-    _show(report, args.json, args.report, name)
+    _show(report, args.json, args.report, name, trained_figures=not args.no_trained_figures)
     if args.staff:
         from autograder.grader.staff import (STAFF_FILE, staff_text, with_written_answers, write_staff,
                                              written_answers_text)
@@ -123,7 +123,7 @@ def batch(args) -> int:
     try:
         rows = batch_grading.run(args.submissions, args.out, jobs=args.jobs, force=args.force, reports=args.reports,
                                  parts=tuple(args.part) if args.part else None, scheduler=args.scheduler,
-                                 watchdog=args.watchdog)
+                                 watchdog=args.watchdog, trained_figures=not args.no_trained_figures)
     except (IntakeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     from autograder.grader.results import was_graded
@@ -214,7 +214,8 @@ def _graded(folder: Path, json_output: bool = False, **options):
     return grade_folder(folder, progress=for_terminal(json_output=json_output), **options)
 
 
-def _show(report, json_path: Path | None = None, report_path: Path | None = None, name: str = "") -> None:
+def _show(report, json_path: Path | None = None, report_path: Path | None = None, name: str = "",
+          trained_figures: bool = True) -> None:
     """Print the table; write results.json and the HTML feedback report where asked."""
     from autograder.public.runner import table
 
@@ -227,8 +228,12 @@ def _show(report, json_path: Path | None = None, report_path: Path | None = None
     if report_path:
         from autograder.grader.report import write_report
 
-        path = write_report(report, report_path, submission=name)
+        path = write_report(report, report_path, submission=name, trained_figures=trained_figures)
         print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
+
+
+NO_TRAINED_FIGURES = ("leave out of the feedback report the figures of the trained models (what the student's code "
+                      "returned while it held the hidden scenes: docs/security.md, residual channels)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -239,6 +244,7 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("submission", type=Path)
     g.add_argument("--json", type=Path, help="write Gradescope's results.json here")
     g.add_argument("--report", type=Path, help="write the HTML feedback report here")
+    g.add_argument("--no-trained-figures", action="store_true", help=NO_TRAINED_FIGURES)
     g.add_argument("--staff", type=Path, nargs="?", const=True, metavar="PATH", help="write the staff view (each "
                    "failed check's case and the traceback in the student's file, hidden checks included) to PATH "
                    "(default: staff.txt beside --json, else in this folder); never give it to students")
@@ -269,6 +275,7 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--force", action="store_true", help="regrade submissions that already have results")
     b.add_argument("--reports", action="store_true", help="also write DIR/<id>/report.html, the feedback report of "
                    "each submission")
+    b.add_argument("--no-trained-figures", action="store_true", help=NO_TRAINED_FIGURES)
     b.add_argument("--gradebook", choices=FORMATS, help="also write DIR/gradebook-<format>.csv: Canvas's gradebook "
                    "import (keyed by submission_metadata.yml's emails and student ids) or one row per check")
     b.add_argument("--similarity", action="store_true", help="also write DIR/similarity.html and .csv: which "

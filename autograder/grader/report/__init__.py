@@ -5,10 +5,10 @@ data with `ctx.keep`, and the report is drawn afterwards from `GradeReport.artif
 from __future__ import annotations
 
 
-def write_report(report, path, submission: str = ""):
+def write_report(report, path, submission: str = "", trained_figures: bool = True):
     """Write the feedback report of a GradeReport to `path` (see autograder/grader/report/html.py)."""
     from autograder.grader.report.html import write_report as write
-    return write(report, path, submission)
+    return write(report, path, submission, trained_figures)
 
 
 def write_summary(rows, out):

@@ -260,11 +260,13 @@ def part_figures(part: str, artifacts: dict, reference: dict) -> list[str]:
     return out
 
 
-def _part_section(part, results, artifacts: dict, reference: dict, training: set) -> str:
+def _part_section(part, results, artifacts: dict, reference: dict, training: set, trained_figures: bool = True) -> str:
     got, out_of = sum(r.score for r in results), sum(r.max_score for r in results)
     body = _check_rows(results)
     trained = [r for r in results if (r.part, r.name) in training]
-    if trained:
+    if trained and not trained_figures:
+        body += f'<p class="note no-figures">{escape(WITHOUT_TRAINED_FIGURES)}</p>'
+    elif trained:
         shown = part_figures(part.module, artifacts, reference)
         if shown:
             body += '<div class="figures">' + "".join(shown) + "</div>"
@@ -281,8 +283,17 @@ def _part_section(part, results, artifacts: dict, reference: dict, training: set
             f"{body}</section>")
 
 
-def render_report(report, submission: str = "", generated: str | None = None) -> str:
-    """The feedback report of a GradeReport (engine.grade) as one HTML page. `submission` names it (escaped)."""
+# Why a report may leave out the figures of the student's trained models: they draw what the student's code returned
+# from a worker that held the hidden scenes and the references of earlier parts, so code written to do it can carry
+# hundreds of bits of them out (docs/security.md, residual channels). A course that reuses the assignment and keeps
+# its references past the due date hands out reports without them (`--no-trained-figures`).
+WITHOUT_TRAINED_FIGURES = ("This report leaves out the figures of your trained model: they would show what your code "
+                           "returned while it held the hidden scenes. The training check's result is above.")
+
+
+def render_report(report, submission: str = "", generated: str | None = None, trained_figures: bool = True) -> str:
+    """The feedback report of a GradeReport (engine.grade) as one HTML page. `submission` names it (escaped).
+    trained_figures=False: without the figures of the student's trained models (WITHOUT_TRAINED_FIGURES)."""
     reference = reference_curves.load()
     training = _training_checks()
     totals = report.part_totals()
@@ -292,12 +303,14 @@ def render_report(report, submission: str = "", generated: str | None = None) ->
         f'<td>{meter(*totals[p.module])}</td><td class="num">{points(totals[p.module][0])} / '
         f"{points(totals[p.module][1])}</td></tr>" for p in parts)
     sections = "".join(_part_section(p, [r for r in report.results if r.part == p.module],
-                                     report.artifacts.get(p.module, {}), reference, training) for p in parts)
+                                     report.artifacts.get(p.module, {}), reference, training, trained_figures)
+                       for p in parts)
     generated = generated or time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     hidden = any(r.visibility == "hidden" for r in report.results)
+    shown = " and figures of models trained on hidden scenes" if trained_figures else ""
     notice = ("" if not hidden else
-              '<p class="notice">This report includes the results of hidden checks and figures of models trained on '
-              "hidden scenes: give it to students when hidden results are released (after the due date).</p>")
+              f'<p class="notice">This report includes the results of hidden checks{shown}: give it to students '
+              "when hidden results are released (after the due date).</p>")
     notes = "".join(f"<li>{escape(n)}</li>" for n in report.notes)
     body = (f"<header><h1>Feedback report</h1>"
             f'<p class="meta">{escape(submission) + " &middot; " if submission else ""}graded {escape(generated)} '
@@ -312,9 +325,9 @@ def render_report(report, submission: str = "", generated: str | None = None) ->
     return page(f"Feedback report{': ' + submission if submission else ''}", body)
 
 
-def write_report(report, path: Path, submission: str = "") -> Path:
+def write_report(report, path: Path, submission: str = "", trained_figures: bool = True) -> Path:
     """Write the feedback report to `path` (folders created); return the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_report(report, submission), encoding="utf-8")
+    path.write_text(render_report(report, submission, trained_figures=trained_figures), encoding="utf-8")
     return path
