@@ -44,14 +44,18 @@ def expect_tensor(name: str, actual, expected: torch.Tensor, *, rtol: float, ato
         raise CheckFailed(f"{name}: expected shape {tuple(expected.shape)}, got {tuple(actual.shape)}{_where(case)}")
     if check_dtype and actual.dtype != expected.dtype:
         raise CheckFailed(f"{name}: expected dtype {expected.dtype}, got {actual.dtype}{_where(case)}")
-    if actual.dtype == torch.bool or not (actual.is_floating_point() or actual.is_complex()):
-        mismatch = actual != expected.to(actual.dtype)
+    exact = not (expected.is_floating_point() or expected.is_complex())
+    if exact and not (actual.is_floating_point() or actual.is_complex()):
+        # Values, in a dtype that holds both: casting what is expected to a bool or integer result's dtype would make
+        # True match any nonzero value and an integer match its truncation (A69).
+        common = torch.promote_types(actual.dtype, expected.dtype)
+        mismatch = actual.to(common) != expected.to(actual.device, common)
         if mismatch.any():
             idx = tuple(int(i) for i in mismatch.nonzero()[0])
             raise CheckFailed(f"{name}: {int(mismatch.sum())} of {mismatch.numel()} entries differ; first at "
                               f"{idx}: got {actual[idx].item()}, expected {expected[idx].item()}{_where(case)}")
         return
-    a, e = actual.double(), expected.double().to(actual.device)
+    a, e = actual.double(), expected.double().to(actual.device)   # a bool or integer result: its values (True is 1)
     finite = torch.isfinite(e)
     bad = finite & ~torch.isfinite(a)
     if bad.any():
