@@ -374,11 +374,14 @@ def write_histograms(rows: list[dict], path: Path) -> None:
 
 
 def _graded_tests(out: Path, submission: Submission) -> list | None:
-    """The tests of the submission's results.json; None without one (or when it cannot be read)."""
+    """The tests of the submission's results.json; None without one (or when it cannot be read, or holds no object
+    with a list of tests: graded in full again)."""
     try:
-        return json.loads((out / submission.id / "results.json").read_text()).get("tests")
+        document = json.loads((out / submission.id / "results.json").read_text())
     except (OSError, ValueError):
         return None
+    tests = document.get("tests") if isinstance(document, dict) else None
+    return tests if isinstance(tests, list) else None
 
 
 def _done(out: Path, submission: Submission, reports: bool) -> bool:

@@ -92,13 +92,20 @@ def batch_staff_path(out: Path, ident: str) -> Path:
 
 def write_staff(text: str, path: Path) -> Path:
     """Write `text` to `path`, readable by its owner alone from the moment it exists (and a folder made for it, by
-    its owner alone too); return the path."""
+    its owner alone too), whole or not at all (a new file renamed over the old); return the path. What no codec can
+    write (a lone surrogate from a notebook's JSON) is written as "?"."""
+    import tempfile
+
     path = Path(path)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.fchmod(fd, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")   # mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:
+            f.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
     return path
 
 
@@ -167,6 +174,6 @@ def add_written_answers(submissions_root: Path, out: Path) -> int:
                 written = written_answers_text(unpack(s, Path(tmp)))
             except (IntakeError, OSError):
                 continue
-            write_staff(with_written_answers(path.read_text(encoding="utf-8"), written), path)
+            write_staff(with_written_answers(path.read_text(encoding="utf-8", errors="replace"), written), path)
             count += bool(written)
     return count

@@ -23,6 +23,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from autograder.__main__ import main as kit
 from autograder.grader import batch
 from autograder.grader.results import was_graded
 from autograder.grader.context import GradingContext, hidden_seed, hidden_test_secret
@@ -215,6 +216,55 @@ def test_A66_two_submissions_with_one_id_are_held_back_and_say_why(tmp_path):
                                   for r in held), held
     assert was_graded(next(r for r in rows if r["id"] == "alice"))
     assert not (tmp_path / "out" / "bob").exists()
+
+
+def test_A69_a_constant_bool_tensor_earns_no_baseline_points(tmp_path):
+    """update_baseline returning torch.ones(T - 1, dtype=torch.bool) whatever its inputs: compared after casting the
+    expected baseline to bool it passed the public check and the hidden one (2 points of 21, in the grader's round
+    too). Now a result of another dtype is compared by its values (True is 1), and both fail."""
+    graded = run_grade(build("A69_constant_bool_baseline", tmp_path / "sub"), ("reinforce",), public_only=False,
+                       training="without")
+    assert_contained(graded, within=BOUND)
+    by_name = {r.name: r for r in graded.report.results}
+    for name in ("update_baseline_is_a_moving_average", "update_baseline_gives_detached_per_step_means"):
+        assert not by_name[name].passed, (name, by_name[name].output)
+    assert by_name["sample_location_follows_the_weights"].passed   # the rest of the reference still earns its points
+
+
+def test_A70_a_written_answer_no_codec_can_write_costs_no_classmate_anything(tmp_path):
+    """A notebook's written answer holding a lone surrogate ("\\ud800", valid JSON): writing the staff view raised
+    UnicodeEncodeError after grades.csv; that view was left empty, the classmates after it got no written answers and
+    the gradebook export was never written, on every rerun. Now the character is replaced, each view is written whole
+    or not at all, and the batch ends."""
+    from autograder.grader.staff import batch_staff_path
+    from instructor import questions
+
+    key = questions.load("bleu")[0].key
+    root = _class_folder(tmp_path / "class", {"carol": "stub", "dave": "stub"})
+    cell = {"cell_type": "markdown", "metadata": {"captionkit": {"answer": key}}, "source": None}
+    for name, answer in (("carol", "\ud800 unpaired"), ("dave", "ANSWER-OF-DAVE")):   # a lone surrogate: valid JSON
+        notebook = {"cells": [{**cell, "source": [answer]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+        (root / name / "bleu.ipynb").write_text(json.dumps(notebook))
+    out = tmp_path / "out"
+    assert kit(["batch", str(root), "--out", str(out), "--gradebook", "long"]) == 0
+    assert "ANSWER-OF-DAVE" in batch_staff_path(out, "dave").read_text()
+    carol = batch_staff_path(out, "carol").read_text()
+    assert carol.startswith("Staff view of carol") and "unpaired" in carol
+    assert (out / "gradebook-long.csv").is_file()
+
+
+@pytest.mark.parametrize("earlier", ["[]", "null", "3"])
+def test_A71_an_earlier_results_file_of_another_shape_is_regraded_in_full(tmp_path, earlier):
+    """batch --part merges into each results.json graded before: one that holds JSON of another shape (a list,
+    null) stopped the whole batch (AttributeError) before anyone was regraded. Now it counts as not graded before:
+    that submission is graded in full, the others merged."""
+    root = _class_folder(tmp_path / "class", {"alice": "reference", "bob": "reference"})
+    out = tmp_path / "out"
+    batch.run(root, out)
+    (out / "alice" / "results.json").write_text(earlier)
+    rows = {r["id"]: r for r in batch.run(root, out, parts=("bleu",))}
+    assert was_graded(rows["alice"]) and was_graded(rows["bob"]), rows
+    assert float(rows["alice"]["bleu"]) == float(rows["bob"]["bleu"]) == 15
 
 
 # -- A32: values that size the grader's allocations -------------------------------------------------------------
