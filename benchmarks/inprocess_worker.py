@@ -78,7 +78,7 @@ def in_process_workers(part: str, submission: Path, scratch: Path, references: d
 
 
 def main() -> int:
-    from autograder.grader.engine import grade
+    from autograder.grader.engine import GradeOptions, grade
     from autograder.public.runner import table
     from shared.parts import MODULES
 
@@ -86,7 +86,8 @@ def main() -> int:
     parser.add_argument("submission", type=Path)
     parser.add_argument("--part", action="append", choices=MODULES, help="grade only this part (repeatable)")
     args = parser.parse_args()
-    report = grade(args.submission, parts=tuple(args.part) if args.part else None, worker_factory=in_process_workers)
+    report = grade(args.submission, GradeOptions(parts=tuple(args.part) if args.part else None),
+                   worker_factory=in_process_workers)
     print(table(report))
     return 0
 

@@ -32,7 +32,7 @@ def sweep(submission: Path, secrets: Iterable[str], parts: tuple[str, ...] | Non
     for secret in secrets:
         with tempfile.TemporaryDirectory(prefix="captionkit-sweep-") as scratch:
             ctx = GradingContext(Path(scratch) / "grader", shared=Path(scratch) / "shared", test_secret=secret)
-            report = engine.grade(submission, parts=parts, skip_training=True, ctx=ctx)
+            report = engine.grade(submission, engine.GradeOptions(parts=parts, training="without"), ctx=ctx)
         yield secret, [r for r in report.results if r.score < r.max_score]
 
 

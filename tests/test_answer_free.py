@@ -461,11 +461,11 @@ def grade_part(folder: Path, part: str, text: str, **options) -> dict[str, tuple
     a trained part's training check trains the very functions its other checks grade first), each public check on
     its own cases only: a public check then earns whatever passes those, which the grader's round could only take
     back, so the test is stricter and needs no worker for that round."""
-    from autograder.grader.engine import grade
+    from autograder.grader.engine import GradeOptions, grade
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{part}.py").write_text(text, encoding="utf-8")
-    report = grade(folder, parts=(part,), skip_training=True, **{"grader_cases": False, **options})
+    report = grade(folder, GradeOptions(parts=(part,), training="without", **{"grader_cases": False, **options}))
     return {r.name: (r.score, r.max_score, r.output) for r in report.results}
 
 

@@ -14,7 +14,7 @@ import pytest
 from autograder.grader import rubric as rubric_mod
 from autograder.__main__ import main as cli
 from autograder.grader.checks import all_checks
-from autograder.grader.engine import grade
+from autograder.grader.engine import GradeOptions, grade
 from autograder.grader.results import gradescope_results
 from autograder.public.runner import CheckResult, GradeReport
 from autograder.grader.sample import build as build_sample
@@ -84,7 +84,7 @@ def test_grading_twice_gives_identical_results(reference_report):
     # Regrading the stochastic parts (sampling, REINFORCE with its training) and one trained part is enough
     # to catch an unseeded generator; the full grade is the fixture's.
     parts = ("decoding", "show_and_tell", "reinforce")
-    again = grade(ROOT / "solutions", parts=parts)
+    again = grade(ROOT / "solutions", GradeOptions(parts=parts))
     first = [(r.number, r.name, r.score, r.output) for r in reference_report.results if r.part in parts]
     assert first == [(r.number, r.name, r.score, r.output) for r in again.results]
 
@@ -106,7 +106,7 @@ def test_a_missing_module_costs_only_its_part(tmp_path):
     submission = tmp_path / "submission"
     submission.mkdir()
     shutil.copy(ROOT / "solutions" / "bleu.py", submission / "bleu.py")
-    report = grade(submission, parts=("bleu", "decoding"))
+    report = grade(submission, GradeOptions(parts=("bleu", "decoding")))
     totals = report.part_totals()
     assert totals["bleu"][0] == totals["bleu"][1]
     assert totals["decoding"][0] == 0
@@ -155,7 +155,7 @@ def test_check_numbers_are_positions_in_the_full_rubric(reference_report):
     """A check has one number in every output: its position among its part's checks in the rubric, whether a run
     grades every check or the public ones only (show_and_tell's public checks are not the first seven)."""
     rubric = rubric_mod.load()["show_and_tell"]
-    public = grade(ROOT / "solutions", public_only=True, parts=("show_and_tell",))
+    public = grade(ROOT / "solutions", GradeOptions(parts=("show_and_tell",), public_only=True))
     numbers = {r.name: r.number for r in reference_report.results if r.part == "show_and_tell"}
     assert [r.name for r in public.results] == [n for n, e in rubric.items() if e.visibility == "public"]
     assert [r.number for r in public.results] == [numbers[r.name] for r in public.results]
@@ -219,7 +219,7 @@ def test_no_worker_given_hidden_data_runs_before_a_worker_of_public_checks(tmp_p
     first phase (up to its pause) ends before any part's second phase starts."""
     log: list[tuple[str, str]] = []
     parts = ("decoding", "attention", "bleu")
-    grade(build_sample(tmp_path / "sub"), parts=parts, skip_training=True,
+    grade(build_sample(tmp_path / "sub"), GradeOptions(parts=parts, training="without"),
           worker_factory=lambda part, *args, **kwargs: _LoggedWorker(part, log))
     def second_phase_starts(part: str) -> int:
         """Where `part`'s second phase starts in the log: after its pause, or (the last part, whose second phase

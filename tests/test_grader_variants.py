@@ -16,7 +16,7 @@ convention and no other, and loses at most CONVENTION_MOST points (issue #13: th
 4 to 6 of Part 3's 15)."""
 import pytest
 
-from autograder.grader.engine import grade
+from autograder.grader.engine import GradeOptions, grade
 from tests.handout_env import in_handout_sample
 from tests.meta import escapes
 from tests.meta.variants import all_variants, make_submission
@@ -34,14 +34,15 @@ def test_variant_is_graded_as_expected(variant, tmp_path, handout_verdicts_of):
         # grader's own round of cases would add nothing to what this test asserts (a lower total, no escape, the
         # handout's verdicts). Leaving them out skips the second round of every public check that passes. A wrong
         # convention is graded in full: the test asserts that no other check, hidden ones included, tests it.
-        report = grade(submission, parts=(variant.part,), public_only=True, skip_training=not variant.training,
-                       grader_cases=False)
+        report = grade(submission, GradeOptions(parts=(variant.part,), public_only=True, grader_cases=False,
+                                                training="with" if variant.training else "without"))
         if all(r.passed for r in report.results):
             report = None
         else:
             rounds = {r.name: "passed" if r.passed else r.output for r in report.results}
     if report is None:
-        report = grade(submission, parts=(variant.part,), skip_training=not (variant.correct or variant.training))
+        report = grade(submission, GradeOptions(parts=(variant.part,),
+                                                training="with" if variant.correct or variant.training else "without"))
         rounds = {r.name: r.public_round for r in report.results if r.visibility == "public"}
     got, out_of = report.part_totals()[variant.part]
     failed = [f"{r.name}: {r.output}" for r in report.results if not r.passed]

@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from autograder.grader import rubric
-from autograder.grader.engine import grade
+from autograder.grader.engine import GradeOptions, grade
 from autograder.public import checker, golden
 from instructor import golden as golden_command
 
@@ -487,10 +487,11 @@ def test_a_lookup_table_of_the_golden_data_passes_check_and_loses_the_points_in_
 
     public = {r.name: r for r in checker.check(folder, parts=("attention",)).results}
     assert public[forward].passed, public[forward].output
-    kit_check = {r.name: r for r in grade(folder, public_only=True, parts=("attention",), grader_cases=False).results}
+    kit_check = {r.name: r for r in grade(folder, GradeOptions(parts=("attention",), public_only=True,
+                                                                     grader_cases=False)).results}
     assert kit_check[forward].passed, kit_check[forward].output
 
-    graded = {r.name: r for r in grade(folder, parts=("attention",), skip_training=True).results}
+    graded = {r.name: r for r in grade(folder, GradeOptions(parts=("attention",), training="without")).results}
     assert not graded[forward].passed
     assert graded[forward].output == ("failed on cases the grader draws from its hidden seed: With the reference's "
                                       "weights, forward's logits and attention maps equal the reference's (float64).")
@@ -534,8 +535,8 @@ def test_a_property_check_gives_no_points_to_a_function_that_computes_nothing(pa
     from tests.meta.variants import all_variants, make_submission
 
     variant = next(v for v in all_variants() if (v.part, v.name) == (part, name))
-    results = {r.name: r for r in grade(make_submission(tmp_path / "submission", variant), parts=(part,),
-                                        skip_training=True).results}
+    results = {r.name: r for r in grade(make_submission(tmp_path / "submission", variant),
+                                                            GradeOptions(parts=(part,), training="without")).results}
     assert anchored <= set(results), sorted(anchored - set(results))
     earned = {check: results[check].output for check in anchored if results[check].score > 0}
     assert not earned, f"{name} earns points for a property that a constant satisfies: {earned}"

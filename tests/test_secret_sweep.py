@@ -38,7 +38,7 @@ def test_each_secret_is_reported_as_soon_as_its_grade_ends(tmp_path, monkeypatch
     """A sweep of ten secrets takes minutes: the line of one secret is printed before the next grade starts."""
     printed_before_each_grade = []
 
-    def grade(submission, parts, skip_training, ctx):
+    def grade(submission, options, ctx):
         printed_before_each_grade.append(capsys.readouterr().out)
         return types.SimpleNamespace(results=[])
 

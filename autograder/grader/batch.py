@@ -288,12 +288,12 @@ def _end_with_stdin() -> None:
 
 def _grade_here(job: Job, progress=None) -> dict:
     """The grade itself, in this process."""
-    from autograder.grader.engine import grade
+    from autograder.grader.engine import GradeOptions, grade
     from autograder.grader.results import gradescope_results
 
     with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:   # mode 0700: root's alone
-        graded = grade(materialise(job.files, Path(tmp) / "submission"), parts=job.parts, progress=progress,
-                       time_limit=limits.LIMITS.submission)
+        graded = grade(materialise(job.files, Path(tmp) / "submission"),
+                       GradeOptions(parts=job.parts, time_limit=limits.LIMITS.submission), progress=progress)
     from autograder.grader.staff import staff_text
 
     report = None

@@ -36,7 +36,10 @@ def grade(args) -> int:
     """Grade a submission folder: the table, and results.json and the feedback report where asked."""
     _existing_folder(args.submission)
     parts = tuple(args.part) if args.part else None
-    report = _graded(args.submission, public_only=args.public_only, parts=parts, json_output=args.json is not None)
+    from autograder.grader.engine import GradeOptions
+
+    report = _graded(args.submission, GradeOptions(parts=parts, public_only=args.public_only),
+                     json_output=args.json is not None)
     name = args.submission.resolve().name
     _show(report, args.json, args.report, name, trained_figures=not args.no_trained_figures)
     if args.staff:
@@ -56,7 +59,10 @@ def check(args) -> int:
     _existing_folder(args.folder)
     if args.train:
         return check_training(args.folder, tuple(args.part) if args.part else None)
-    report = _graded(args.folder, public_only=True, parts=tuple(args.part) if args.part else None, grader_cases=False)
+    from autograder.grader.engine import GradeOptions
+
+    report = _graded(args.folder, GradeOptions(parts=tuple(args.part) if args.part else None, public_only=True,
+                                               grader_cases=False))
     _show(report)
     return 0 if all(r.passed for r in report.results) else 1
 
@@ -102,11 +108,12 @@ def check_training(folder: Path, parts: tuple[str, ...] | None) -> int:
 def demo(args) -> int:
     """Grade the bundled, partly correct sample submission."""
     from autograder.grader import sample
+    from autograder.grader.engine import GradeOptions
 
     with tempfile.TemporaryDirectory(prefix="captionkit-sample-") as tmp:
         folder = sample.build(Path(tmp) / "submission")
         print(sample.__doc__)
-        report = _graded(folder, json_output=args.json is not None)
+        report = _graded(folder, GradeOptions(), json_output=args.json is not None)
     _show(report, args.json, args.report, "the sample submission")
     return 0
 
@@ -206,12 +213,12 @@ def _existing_folder(folder: Path) -> None:
         raise UsageError(f"{folder}: not a folder")
 
 
-def _graded(folder: Path, json_output: bool = False, **options):
-    """The grade of `folder`, showing where it is on a terminal (nothing in a --json run)."""
+def _graded(folder: Path, options, json_output: bool = False):
+    """The grade of `folder` (engine.GradeOptions), showing where it is on a terminal (nothing in a --json run)."""
     from autograder.grader.engine import grade as grade_folder
     from autograder.public.progress import for_terminal
 
-    return grade_folder(folder, progress=for_terminal(json_output=json_output), **options)
+    return grade_folder(folder, options, progress=for_terminal(json_output=json_output))
 
 
 def _show(report, json_path: Path | None = None, report_path: Path | None = None, name: str = "",

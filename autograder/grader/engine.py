@@ -13,6 +13,7 @@ import os
 import tempfile
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -41,23 +42,53 @@ assert all(GRADING_ORDER.index(r) < GRADING_ORDER.index(p) for p, refs in REFERE
 SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
 
 
-def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...] | None = None,
-          scratch: Path | None = None, ctx: GradingContext | None = None,
-          worker_factory: WorkerFactory | None = None, skip_training: bool = False,
-          grader_cases: bool = True, progress: Progress | None = None, time_limit: float | None = None,
-          training_only: bool = False) -> GradeReport:
-    """Grade every part (or `parts`) of the submission folder; never raises for a bad submission.
+TRAINING = ("with", "without", "only")   # GradeOptions.training
 
-    Every public check also runs on cases drawn from the hidden seed (autograder.public.checks.Round), unless
-    grader_cases=False: what a student's own `check` runs, and so what `check` and the notebooks run.
+
+@dataclass(frozen=True)
+class GradeOptions:
+    """What a grade runs.
+
+    parts: the parts to grade (None: every part). public_only: the public checks alone. training: "with" the
+    training checks (a full grade), "without" them (the kit's own tests of property checks), or "only" them.
+    grader_cases: every public check also runs on cases drawn from the hidden test secret (its grader's round,
+    autograder.public.checks.Round); False is what a student's own `check` runs. time_limit: seconds for the whole
+    submission (x LIMITS.scale, autograder.public.limits) on top of each part's; the parts it leaves no time for are
+    not run."""
+    parts: tuple[str, ...] | None = None
+    public_only: bool = False
+    training: str = "with"
+    grader_cases: bool = True
+    time_limit: float | None = None
+
+    def __post_init__(self):
+        if self.training not in TRAINING:
+            raise ValueError(f"training: expected one of {', '.join(TRAINING)}, got {self.training!r}")
+        unknown = sorted(set(self.parts or ()) - set(MODULES))
+        if unknown:
+            raise ValueError(f"parts: expected parts of {', '.join(MODULES)}, got {', '.join(map(repr, unknown))}")
+        if self.time_limit is not None and not self.time_limit > 0:
+            raise ValueError(f"time_limit: expected a positive number of seconds, got {self.time_limit!r}")
+
+    def runs(self, check: Check, visibility: str) -> bool:
+        """Whether a grade of the check's part runs `check`, whose rubric visibility is `visibility`."""
+        wanted = {"with": True, "without": not check.training, "only": check.training}[self.training]
+        return wanted and (not self.public_only or visibility == "public")
+
+
+def grade(submission: Path, options: GradeOptions = GradeOptions(), *, scratch: Path | None = None,
+          ctx: GradingContext | None = None, worker_factory: WorkerFactory | None = None,
+          progress: Progress | None = None) -> GradeReport:
+    """Grade the submission folder as `options` say (by default every check of every part); never raises for a
+    bad submission.
+
+    The steps: the sandbox this machine allows and the worker's runtime copy; the optimizers' import timed when a
+    training check is graded; every part's public checks (first phase, parts in reverse GRADING_ORDER); then every
+    part's grader's rounds and hidden checks (second phase); the results in rubric order.
 
     worker_factory makes the worker each part's checks call (default: a sandboxed worker process,
-    autograder.public.client.Worker, isolated as this machine allows). skip_training=True leaves out the
-    training checks (the kit's own tests of property checks use it); training_only=True grades the training
-    checks alone. progress: told where the run is
-    (autograder/public/progress.py; by default nothing is shown). time_limit: seconds for the whole submission
-    (x LIMITS.scale, autograder.public.limits), on top of each part's; the parts it leaves no time for are not
-    run."""
+    autograder.public.client.Worker, isolated as this machine allows). progress: told where the run is
+    (autograder/public/progress.py; by default nothing is shown)."""
     torch.set_num_threads(1)
     rubric = rubric_mod.load()
     report = GradeReport()
@@ -73,31 +104,30 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
     ctx = ctx or GradingContext(scratch=scratch / "grader", shared=scratch / "shared")
     ctx.take_artifacts()  # a context may serve several runs: this report holds this run's artifacts only
     progress = progress or Progress()
-    graded = [p for p in GRADING_ORDER if parts is None or p in parts]
-    checks = {p: _graded_checks(p, rubric.get(p, {}), public_only, skip_training, training_only) for p in graded}
+    graded = [p for p in GRADING_ORDER if options.parts is None or p in options.parts]
+    checks = {p: _graded_checks(p, rubric.get(p, {}), options) for p in graded}
     counts = {p: len(checks[p]) for p in graded}
     publics = {p: sum(rubric[p][c.name].visibility == "public" for c in checks[p]) for p in graded}   # first phase
     progress.begin(sum(counts.values()))
     begun: list[tuple[int, str, PartGrade | None, float, str]] = []   # each part after its first phase
     try:
-        if not skip_training and _trains([p for p in graded if (Path(submission) / f"{p}.py").is_file()], rubric,
-                                         public_only, training_only):
+        if any(c.training for p in graded if (Path(submission) / f"{p}.py").is_file() for c in checks[p]):
             progress.step("timing the optimizers' first-use import")
             ctx.time_optimizer_import()   # before any worker exists: every training run's first time limit needs it
         # Every part's public checks first, then every part's grader's rounds and hidden checks (runner.PartGrade):
         # no worker given anything hidden runs before a worker whose messages are shown at once. The first phases run
         # in reverse order, so that the first part's second phase follows its first at once, in the same zygote (a
         # grade of one part starts no more zygotes than before the two phases).
-        ends_by = None if time_limit is None else started + limits.LIMITS.seconds(time_limit)
+        ends_by = None if options.time_limit is None else started + limits.LIMITS.seconds(options.time_limit)
         for i, part in reversed(list(enumerate(graded))):
             progress.part(i + 1, len(graded), part, publics[part])
             deadline = part_deadline(ends_by)
             try:
-                partial = _part_grade(part, Path(submission), scratch / part, ctx, rubric.get(part, {}), public_only,
-                                      worker_factory, skip_training, grader_cases, progress, deadline, training_only)
+                partial = _part_grade(part, Path(submission), scratch / part, ctx, rubric.get(part, {}), options,
+                                      worker_factory, progress, deadline)
                 partial.public(pause=i > 0)   # the first part's second phase comes next
             except Exception as exc:  # noqa: BLE001 (the grader's own error costs this part, never the results file)
-                report.results.extend(_grader_error(part, exc, rubric, public_only, skip_training, training_only))
+                report.results.extend(_grader_error(part, exc, rubric, options))
                 partial = None
             begun.append((i, part, partial, deadline.left(), deadline.reached))
         for i, part, partial, left, reached in reversed(begun):
@@ -109,7 +139,7 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
             try:
                 results = partial.rest(deadline)
             except Exception as exc:  # noqa: BLE001
-                results = _grader_error(part, exc, rubric, public_only, skip_training, training_only)
+                results = _grader_error(part, exc, rubric, options)
             report.results.extend(results)
             progress.part_done(sum(r.score for r in results), sum(r.max_score for r in results))
     finally:
@@ -123,7 +153,7 @@ def grade(submission: Path, *, public_only: bool = False, parts: tuple[str, ...]
     report.results.sort(key=lambda r: (number[r.part], [int(x) for x in r.number.split(".")]))
     report.seconds = time.monotonic() - started
     report.artifacts = ctx.take_artifacts()
-    if public_only:   # what the totals are out of once the hidden and training checks are graded too
+    if options.public_only:   # what the totals are out of once the hidden and training checks are graded too
         report.full_points = {p: sum(e.points for e in rubric.get(p, {}).values()) for p in graded}
     return report
 
@@ -136,42 +166,31 @@ def sandboxed_workers(runtime: Path, isolation: Isolation) -> WorkerFactory:
     return make
 
 
-def _graded_checks(part: str, entries: dict[str, rubric_mod.Entry], public_only: bool,
-                   skip_training: bool, training_only: bool = False) -> list[Check]:
+def _graded_checks(part: str, entries: dict[str, rubric_mod.Entry], options: GradeOptions) -> list[Check]:
     """The checks of `part` this run grades, in order. Only checks with a rubric entry are graded;
     tests/test_grader.py fails when the two disagree."""
-    return [c for c in checks_of(part) if c.name in entries and not (skip_training and c.training)
-            and (not training_only or c.training) and (not public_only or entries[c.name].visibility == "public")]
-
-
-def _trains(parts: list[str], rubric: dict, public_only: bool, training_only: bool) -> bool:
-    """Whether this run grades a training check of any of `parts`."""
-    return any(chk.training
-               for part in parts for chk in _graded_checks(part, rubric.get(part, {}), public_only, False, training_only))
+    return [c for c in checks_of(part) if c.name in entries and options.runs(c, entries[c.name].visibility)]
 
 
 def _part_grade(part: str, submission: Path, scratch: Path, ctx: GradingContext,
-                entries: dict[str, rubric_mod.Entry], public_only: bool, worker_factory: WorkerFactory,
-                skip_training: bool = False, grader_cases: bool = True, progress: Progress | None = None,
-                deadline: Deadline | None = None, training_only: bool = False) -> PartGrade:
+                entries: dict[str, rubric_mod.Entry], options: GradeOptions, worker_factory: WorkerFactory,
+                progress: Progress | None = None, deadline: Deadline | None = None) -> PartGrade:
     """The part's graded checks, to run against the part's worker (autograder.public.runner.PartGrade) until
     `deadline` (default: the part's time limit from now)."""
     references = {name: (SOLUTIONS / f"{name}.py").read_text() for name in REFERENCES[part]}
     deadline = deadline or part_deadline()
-    return PartGrade(part, BY_MODULE[part].number,
-                     _graded_checks(part, entries, public_only, skip_training, training_only),
+    return PartGrade(part, BY_MODULE[part].number, _graded_checks(part, entries, options),
                      entries, lambda: worker_factory(part, submission, scratch, references, deadline), ctx,
-                     (lambda chk: grader_round(ctx, chk)) if grader_cases else None, progress)
+                     (lambda chk: grader_round(ctx, chk)) if options.grader_cases else None, progress)
 
 
-def _grader_error(part: str, exc: Exception, rubric: dict, public_only: bool, skip_training: bool,
-                  training_only: bool) -> list[CheckResult]:
+def _grader_error(part: str, exc: Exception, rubric: dict, options: GradeOptions) -> list[CheckResult]:
     """Every graded check of `part` failed by the grader's own error `exc` (the traceback is the staff's note)."""
     note = "".join(traceback.format_exception(exc))[-3000:]
     entries = rubric.get(part, {})
     return [CheckResult(part, c.name, f"{BY_MODULE[part].number}.{entries[c.name].number}", c.description, 0.0,
                         entries[c.name].points, entries[c.name].visibility, GRADER_ERROR, 0.0, note)
-            for c in _graded_checks(part, entries, public_only, skip_training, training_only)]
+            for c in _graded_checks(part, entries, options)]
 
 
 def grader_round(ctx: GradingContext, chk: Check) -> Round:

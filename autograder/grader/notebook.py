@@ -47,13 +47,13 @@ def grade_part(part: str, folder: str = ".", points: float | None = None) -> flo
     code)."""
     if part not in BY_MODULE:
         raise ValueError(f"unknown part {part!r}; expected one of {', '.join(MODULES)}")
-    from autograder.grader.engine import grade
+    from autograder.grader.engine import GradeOptions, grade
 
     os.environ.setdefault("CAPTIONKIT_CACHE", str(Path.home() / ".cache" / "captionkit"))
     # warnings.warn and friends write to sys.stderr as it is when they fire: here, to stdout.
     with contextlib.redirect_stderr(sys.stdout):
         try:
-            report = grade(Path(folder), parts=(part,))
+            report = grade(Path(folder), GradeOptions(parts=(part,)))
         except Exception as exc:  # noqa: BLE001 (an error on the grader's side, never the student's)
             raise GraderFailure(f"the grader could not grade {part}.py ({type(exc).__name__}); "
                                 "tell the course staff") from None

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder.grader.context import hidden_seed
-from autograder.grader.engine import CheckResult, GradeReport, grade
+from autograder.grader.engine import CheckResult, GradeOptions, GradeReport, grade
 from autograder.grader.results import gradescope_results
 from autograder.grader.isolation import detect
 
@@ -146,11 +146,14 @@ class Graded:
                          for r in self.report.results)
 
 
-def run_grade(folder: Path, parts: tuple[str, ...], *, public_only: bool = True, **kwargs) -> Graded:
-    """grade() the submission, timing it and noting what it left behind."""
+def run_grade(folder: Path, parts: tuple[str, ...], *, public_only: bool = True, training: str = "with",
+              grader_cases: bool = True, **kwargs) -> Graded:
+    """grade() the submission (engine.GradeOptions of these parts and choices; kwargs go to grade), timing it and
+    noting what it left behind."""
     before = snapshot()
     started = time.monotonic()
-    report = grade(folder, parts=parts, public_only=public_only, **kwargs)
+    options = GradeOptions(parts=parts, public_only=public_only, training=training, grader_cases=grader_cases)
+    report = grade(folder, options, **kwargs)
     seconds = time.monotonic() - started
     graded = Graded(report, seconds, Path(folder), live_after=[p for p, state, _ in sandbox_processes()
                                                                 if state != "Z"])

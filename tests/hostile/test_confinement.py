@@ -516,7 +516,8 @@ def test_A60_no_relay_through_access_times_from_a_worker_holding_hidden_data(tmp
     if not records_access_times(grade_folder):
         pytest.skip("this machine's file system records no access times: the relay has no medium here")
     folder = build("A60_access_time_relay", tmp_path / "sub", CARRIERS=str(grade_folder / "carriers"))
-    graded = run_grade(folder, ("attention", "decoding"), public_only=False, skip_training=True, scratch=grade_folder)
+    graded = run_grade(folder, ("attention", "decoding"), public_only=False, training="without",
+                       scratch=grade_folder)
     assert_contained(graded, within=3 * BOUND)
     shown = graded.results("decoding")[0].output
     assert "RELAY" in shown, shown
