@@ -25,6 +25,7 @@ import torch
 
 from autograder.__main__ import main as kit
 from autograder.grader import batch
+from autograder.grader.intake import Submission
 from autograder.grader.results import was_graded
 from autograder.grader.context import GradingContext, hidden_seed, hidden_test_secret
 from autograder.grader.isolation import detect, unprivileged
@@ -186,21 +187,23 @@ def _class_folder(root: Path, entries: dict[str, str]) -> Path:
     return root
 
 
-@pytest.mark.parametrize("name", ["grades.csv", "histograms.png.zip", "Staff"])   # a folder, a zip, case ignored
-def test_A65_a_submission_named_like_a_file_of_the_batch_costs_only_its_own_grade(tmp_path, name):
+def test_A65_a_submission_named_like_a_file_of_the_batch_costs_only_its_own_grade(tmp_path):
     """A submission's output folder is DIR/<id>: one named like a file the batch writes beside them (grades.csv,
-    summary.html, ...: batch.batch_outputs) stopped the whole batch after grading everyone (IsADirectoryError: no grades.csv, no
-    summary.html, on every rerun), and one named "staff" refused the whole batch. Now that submission alone is not
-    graded, its row says why, and the class is graded and summarised."""
-    root = _class_folder(tmp_path / "class", {name: "reference", "alice": "reference"})
+    summary.html, ...: batch.batch_outputs) stopped the whole batch after grading everyone (IsADirectoryError: no
+    grades.csv, no summary.html, on every rerun), and one named "staff" refused the whole batch. Now each such
+    submission (a folder, a zip, a name in another case) alone is not graded, its row says why, and the class is
+    graded and summarised."""
+    names = ("grades.csv", "histograms.png.zip", "Staff")
+    root = _class_folder(tmp_path / "class", {**dict.fromkeys(names, "reference"), "alice": "reference"})
     out = tmp_path / "out"
     rows = batch.run(root, out)
     by_id = {r["id"]: r for r in rows}
     assert was_graded(by_id["alice"]) and float(by_id["alice"]["total"]) == 15, by_id["alice"]
-    held = by_id[name.removesuffix(".zip")]
-    assert held["status"].startswith("not graded: ") and "rename" in held["status"], held
+    for name in names:
+        held = by_id[name.removesuffix(".zip")]
+        assert held["status"].startswith("not graded: ") and "rename" in held["status"], held
+        assert not (out / name.removesuffix(".zip") / "results.json").exists()
     assert (out / "grades.csv").is_file() and (out / "summary.html").is_file() and (out / "histograms.png").is_file()
-    assert not (out / name.removesuffix(".zip") / "results.json").exists()
 
 
 def test_A66_two_submissions_with_one_id_are_held_back_and_say_why(tmp_path):
@@ -253,18 +256,24 @@ def test_A70_a_written_answer_no_codec_can_write_costs_no_classmate_anything(tmp
     assert (out / "gradebook-long.csv").is_file()
 
 
-@pytest.mark.parametrize("earlier", ["[]", "null", "3"])
-def test_A71_an_earlier_results_file_of_another_shape_is_regraded_in_full(tmp_path, earlier):
+def test_A71_an_earlier_results_file_of_another_shape_is_regraded_in_full(tmp_path):
     """batch --part merges into each results.json graded before: one that holds JSON of another shape (a list,
     null) stopped the whole batch (AttributeError) before anyone was regraded. Now it counts as not graded before:
     that submission is graded in full, the others merged."""
     root = _class_folder(tmp_path / "class", {"alice": "reference", "bob": "reference"})
     out = tmp_path / "out"
     batch.run(root, out)
-    (out / "alice" / "results.json").write_text(earlier)
+    (out / "alice" / "results.json").write_text("[]")
     rows = {r["id"]: r for r in batch.run(root, out, parts=("bleu",))}
     assert was_graded(rows["alice"]) and was_graded(rows["bob"]), rows
     assert float(rows["alice"]["bleu"]) == float(rows["bob"]["bleu"]) == 15
+
+
+@pytest.mark.parametrize("text", ["[]", "null", "3", '"x"', '{"tests": "x"}', '{"tests": null}', "{not json"])
+def test_A71_an_earlier_results_file_that_holds_no_tests_counts_as_not_graded(tmp_path, text):
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "alice" / "results.json").write_text(text)
+    assert batch._graded_tests(tmp_path, Submission("alice", "alice", tmp_path / "alice")) is None
 
 
 # -- A32: values that size the grader's allocations -------------------------------------------------------------

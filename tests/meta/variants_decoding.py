@@ -10,6 +10,12 @@ VARIANTS = [
             "    return torch.cat([torch.full((n, 1), END), torch.full((n, max_len - 1), PAD)], 1)\n"
             "    ### BEGIN SOLUTION\n",
             correct=False, why="every sample is END then PAD, whatever the model and the generator"),
+    Variant("decoding", "beams_all_impossible",
+            "        raise ValueError(f\"k: expected a positive int, got {k!r}\")\n    ### BEGIN SOLUTION\n",
+            "        raise ValueError(f\"k: expected a positive int, got {k!r}\")\n"
+            "    return torch.full((n, k, max_len), PAD), torch.full((n, k), float(\"-inf\"))\n"
+            "    ### BEGIN SOLUTION\n",
+            correct=False, why="every beam PAD and scored -inf, as if no hypothesis existed, whatever the model"),
     Variant("decoding", "greedy_without_pad_after_end",
             "        tokens = torch.where(done, torch.full_like(tokens, PAD), log_probs.argmax(-1))\n        out.append(tokens)\n        done = done | (tokens == END)\n    return torch.stack(out, 1)\n    ### END SOLUTION\n\n\n@torch.no_grad()\ndef beam_search",
             "        tokens = log_probs.argmax(-1)\n        out.append(tokens)\n        done = done | (tokens == END)\n    return torch.stack(out, 1)\n    ### END SOLUTION\n\n\n@torch.no_grad()\ndef beam_search",

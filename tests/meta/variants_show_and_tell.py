@@ -12,6 +12,12 @@ VARIANTS = [
             "        self.out = nn.Linear(H, n_vocab)\n"
             "        self.out.forward = lambda h: self.out.bias.expand(*h.shape[:-1], -1)\n        self.H = H\n",
             correct=False, why="step and forward return the output bias, whatever the words, the state and the image"),
+    Variant("show_and_tell", "log_probs_and_retrieval_are_constant_zero",
+            "    ### BEGIN SOLUTION\n    log_probs = model(features, captions).log_softmax(-1)\n",
+            "    return torch.zeros(captions.shape[0], dtype=features.dtype)\n"
+            "    ### BEGIN SOLUTION\n    log_probs = model(features, captions).log_softmax(-1)\n",
+            correct=False, why="caption_log_probs is 0 for every pair, and retrieval_scores pairs those zeros: "
+                               "consistent with each other, right about nothing"),
     Variant("show_and_tell", "loss_is_a_constant_zero",
             _LOSS, "    return logits.sum() * 0.0\n",
             correct=False, why="a zero loss (with a graph) satisfies every padding property and trains nothing"),

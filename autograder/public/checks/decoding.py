@@ -129,6 +129,8 @@ def beam_scores_are_sorted_log_probabilities(student, ctx):
                        f"beam {j} of batch item {n}: score {row[j].item():.6f} but its tokens "
                        f"{caption(tokens[n, j].tolist())} have log-probability {recomputed:.6f}", describe)
     prop()
+    # Every beam scored -inf ("no hypothesis") is sorted and skips the recomputation: the anchor asks for a real one.
+    expect_beam_scores_its_tokens(student, "sorted scores")
 
 
 def exact_beam_width(table: torch.Tensor, context: int, steps: int) -> int:

@@ -581,7 +581,32 @@ def retrieval_scores_pair_every_image_with_every_caption(student, ctx):
     def prop(case):
         _retrieval_property(student, case, locs=2, d=2)
     prop()
+    expect_retrieval_scores_the_model(student)
     expect_the_graded_size_in_few_calls(student)
+
+
+def expect_retrieval_scores_the_model(student) -> None:
+    """The anchor of the pairing: on one small case, retrieval_scores[i, j] is the model's own log p(caption j | image
+    i). The property compares retrieval_scores with the student's caption_log_probs, which a pair of constants (or
+    any two functions that agree) satisfies without scoring anything."""
+    n_images, n_captions, t, v = 2, 3, 4, 5
+    weights = toy_caption_weights(3, v, t, 4)
+    g = torch.Generator().manual_seed(4)
+    features, captions = _randn(g, n_images, 2, 2), random_captions(g, n_captions, t, v)
+    describe = (f"the anchor of the pairing: a toy captioner (V={v}), features ({n_images}, 2, 2) float64, captions "
+                f"{captions.tolist()}, batch_size=4, seed=3")
+    out = student.call("show_and_tell.retrieval_on_toy", weights=weights, features=features, captions=captions,
+                       batch_size=4)
+    expect(isinstance(out, dict), f"unexpected result {type_name(out)}", describe)
+    got = expect_float_tensor("retrieval_scores(model, features, captions)", out["scores"], (n_images, n_captions),
+                              describe)
+    pair_features, pair_captions = features.repeat_interleave(n_captions, 0), captions.repeat(n_images, 1)
+    expected = enumerated_log_probs(toy_caption_logits(weights, pair_features, pair_captions),
+                                    pair_captions).reshape(n_images, n_captions)
+    tol = MODEL_TOL.for_dtypes(F64, got.dtype)
+    expect_tensor("retrieval_scores (expected: the model's log p(caption j | image i) at [i, j], which your "
+                  "caption_log_probs computes: check 1.14 tests it alone)", got, expected, rtol=tol.rtol, atol=tol.atol,
+                  case=describe, check_dtype=False)
 
 
 # The graded retrieval's size (about 200 hidden scenes, every image with every caption) and the most calls of the
