@@ -294,10 +294,11 @@ FAKE_ENGINE = """
 import sys, warnings
 from autograder.grader import engine, notebook
 
-def fake_grade(folder, parts=None, public_only=False):
+def fake_grade(folder, options=engine.GradeOptions()):
     warnings.warn("a library warning", UserWarning)
     print("C++ noise", file=sys.stderr)
-    make = lambda name, score, vis, out: engine.CheckResult(parts[0], name, "3.1", "d", score, 2.0, vis, out, 0.1)
+    part = options.parts[0]
+    make = lambda name, score, vis, out: engine.CheckResult(part, name, "3.1", "d", score, 2.0, vis, out, 0.1)
     return engine.GradeReport([make("public_one", 2.0, "public", "passed"),
                                make("hidden_one", 0.0, "hidden", "failed: the property"),
                                make("hidden_two", 0.0, "hidden", "failed: the property")])
