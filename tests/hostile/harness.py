@@ -50,6 +50,10 @@ WORKER_ENVIRONMENT = {"PATH", "HOME", "TMPDIR", "LANG", "OMP_NUM_THREADS", "MKL_
 
 # -- building submissions --------------------------------------------------------------------------------
 
+# Helpers a probe splices in at `# @@RUNTIME_NAMES@@` (its docstring says why).
+RUNTIME_NAMES = (Path(__file__).with_name("runtime_names.py")).read_text().split('"""', 2)[2].lstrip("\n")
+
+
 def build(row: str, dest: Path, *, also: tuple[str, ...] = (), **fill) -> Path:
     """The submission of catalogue row `row` in `dest`, plus the reference modules of the parts in `also`
     (the other parts a test grades to show they are unaffected). `fill` replaces @@NAME@@ placeholders."""
@@ -59,7 +63,7 @@ def build(row: str, dest: Path, *, also: tuple[str, ...] = (), **fill) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     for path in sorted(p for p in source.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         rel = path.relative_to(source)
-        text = path.read_text()
+        text = path.read_text().replace("# @@RUNTIME_NAMES@@", RUNTIME_NAMES)
         for key, value in fill.items():
             text = text.replace(f"@@{key}@@", str(value))
         leftover = re.search(r"@@\w+@@", text)

@@ -6,23 +6,7 @@ import json as _json
 import socket as _socket
 import sys as _sys
 
-
-# Names built at run time: the grader's source scan reads only the names a module's text holds (a student who knows
-# the scan writes them so; the sandbox behind it must hold on its own).
-def _caller_globals(depth):
-    """What sys._getframe(depth).f_globals is in the function that calls this."""
-    try:
-        raise LookupError
-    except LookupError as caught:
-        frame = getattr(getattr(caught, "__trace" + "back__"), "tb_" + "frame")
-    for _ in range(depth + 1):
-        frame = getattr(frame, "f_" + "back")
-    return getattr(frame, "f_" + "glo" + "bals")
-
-
-def _loaded_modules():
-    """The registry of loaded modules."""
-    return getattr(getattr(_os_for_names, "s" + "ys"), "mod" + "ules")
+# @@RUNTIME_NAMES@@
 
 _reference_ngram_counts = ngram_counts
 CLONE_NEWUSER = 0x10000000
