@@ -30,6 +30,7 @@ from shared.encoder import GRID, load_data  # noqa: E402
 from shared.metrics import exact_match  # noqa: E402
 from shared.training import seed_everything, train  # noqa: E402
 from shared.vocab import T_MAX, decode_batch  # noqa: E402
+from autograder.worker.recipes.reinforce import _blind  # noqa: E402
 from solutions import attention, decoding, reinforce  # noqa: E402
 
 
@@ -55,16 +56,6 @@ def reverse_the_attention_signal(model) -> None:
     model.attention_step = reversed_step
 
 
-def start_blind(model) -> None:
-    """Make the model's initial h and c zero."""
-    init_state = model.init_state
-
-    def blind(features):
-        h, c, *rest = init_state(features)
-        return (torch.zeros_like(h), torch.zeros_like(c), *rest)
-    model.init_state = blind
-
-
 def run(data, seed: int, epochs: int, lam: float, mix: float, blind: bool, reversed_signal: bool) -> list[float]:
     """Exact match on the test scenes after each epoch of one training run."""
     features = attention.with_coords(data.train.grids, GRID)
@@ -73,7 +64,7 @@ def run(data, seed: int, epochs: int, lam: float, mix: float, blind: bool, rever
     seed_everything(seed)
     model = attention.AttnCaptioner()
     if blind:
-        start_blind(model)
+        model.init_state = _blind(model.init_state)   # the recipe's blind start (--option blind_start=true)
     if reversed_signal:
         reverse_the_attention_signal(model)
     scores = []
