@@ -399,6 +399,31 @@ def test_a_broken_golden_file_fails_its_checks_with_one_line(damage, message, tm
             assert r.passed, f"{r.name}: {r.output}"
 
 
+def test_check_imports_torch_for_the_workers_once_and_a_crash_costs_only_its_part(tmp_path, monkeypatch):
+    """`check` starts one zygote for all its parts. A module that ends its own worker at import, and one that kills
+    the zygote its worker was forked from, lose their own part's points only: the next part gets a fresh zygote."""
+    from autograder.public import client
+
+    folder = tmp_path / "work"
+    shutil.copytree(ROOT / "solutions", folder, ignore=shutil.ignore_patterns("__pycache__", "__init__.py"))
+    with open(folder / "show_and_tell.py", "a") as module:
+        module.write("\nimport os\nos._exit(3)\n")
+    with open(folder / "decoding.py", "a") as module:
+        module.write("\nimport os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n")
+    started = []
+    real_start = client.start_zygote
+    monkeypatch.setattr(client, "start_zygote", lambda zygote, *a, **k: started.append(zygote.modules)
+                        or real_start(zygote, *a, **k))
+    totals = checker.check(folder).part_totals()
+    assert totals["show_and_tell"][0] == 0 and all(got == out_of for part, (got, out_of) in totals.items()
+                                                   if part not in ("show_and_tell", "decoding")), totals
+    everything = tuple(totals)
+    assert len(everything) == 7 and started == [everything, everything], started   # the first, and one after decoding
+    started.clear()
+    checker.check(ROOT / "solutions", ("bleu", "attention"))
+    assert started == [("bleu", "attention")]
+
+
 def re_match(pattern: str, text: str) -> bool:
     import re
     return re.match(pattern, text) is not None
@@ -406,14 +431,21 @@ def re_match(pattern: str, text: str) -> bool:
 
 # -- one public checker, one output ------------------------------------------------------------------------------
 
-def test_the_public_checker_prints_what_the_kits_check_prints(capsys):
+def test_the_public_checker_prints_what_a_sandboxed_grade_of_the_public_checks_prints(capsys):
+    """`check` (the kit's and the handout's) forks every part's workers from one zygote without a sandbox; a grade
+    runs each part in a sandboxed worker of its own. On the same module both print the same lines."""
     from autograder.__main__ import main as kit
+    from autograder.public.runner import table
 
     assert kit(["check", str(ROOT / "assignments"), "--part", "bleu", "--part", "decoding"]) == 1   # checks fail
     kit_lines = capsys.readouterr().out.splitlines()
     assert checker.main(["check", str(ROOT / "assignments"), "--part", "bleu", "--part", "decoding"]) == 1
     public_lines = capsys.readouterr().out.splitlines()
-    assert kit_lines[:-2] == public_lines[:-2] and kit_lines[-1] == public_lines[-1]   # [-2]: the seconds it took
+    graded = grade(ROOT / "assignments", GradeOptions(parts=("bleu", "decoding"), public_only=True,
+                                                      grader_cases=False))
+    graded_lines = table(graded).splitlines()
+    assert kit_lines[:-2] == public_lines[:-2] == graded_lines[:-2]   # [-2]: the seconds it took
+    assert kit_lines[-1] == public_lines[-1] == graded_lines[-1]
     # On the stubs: a line per part, a line per unwritten TODO (3 in bleu.py, 3 in decoding.py) naming the checks
     # that wait for it, the total, and what the public checks cover of the grade.
     # The points and numbers come from the rubric: every public bleu check but the first two calls corpus_bleu.

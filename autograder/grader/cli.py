@@ -53,16 +53,17 @@ def grade(args) -> int:
 
 
 def check(args) -> int:
-    """The public checks on a working copy of the assignment, on their own cases only (as a student's check runs
-    them: the grader's round of cases drawn from the hidden seed is the grader's). --train: the training checks
-    instead, on the public data."""
+    """The public checks on a working copy of the assignment, on their own cases only, as the handout's checker runs
+    them (autograder.public.checker: every part's workers forked from one zygote, no sandbox against the student's
+    own code; a grade runs the same checks sandboxed, with the grader's round of cases drawn from the hidden seed).
+    --train: the training checks instead, on the public data."""
     _existing_folder(args.folder)
     if args.train:
         return check_training(args.folder, tuple(args.part) if args.part else None)
-    from autograder.grader.engine import GradeOptions
+    from autograder.public.checker import check as public_checks
+    from autograder.public.progress import for_terminal
 
-    report = _graded(args.folder, GradeOptions(parts=tuple(args.part) if args.part else None, public_only=True,
-                                               grader_cases=False))
+    report = public_checks(args.folder, tuple(args.part) if args.part else None, progress=for_terminal())
     _show(report)
     return 0 if all(r.passed for r in report.results) else 1
 

@@ -1,7 +1,5 @@
 """`python -m autograder.public check [FOLDER] [--part MODULE ...]`: the public checker (checker.py)."""
-import sys
-
-from autograder.public.checker import main
+from autograder.public.checker import exit_now, main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -28,13 +28,17 @@ import tempfile
 import time
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from autograder.public import client
 from autograder.public.checks import Check, registered
-from autograder.public.progress import Progress, for_terminal
 from autograder.public.limits import LIMITS, part_deadline
-from autograder.public.runner import Entry, GradeReport, grade_part, table
+from autograder.public.progress import Progress, for_terminal
 from autograder.public.staging import StagingError
 from shared.parts import BY_MODULE, MODULES
+
+if TYPE_CHECKING:   # the runner imports torch: `check` starts the workers' zygote first, so the two imports overlap
+    from autograder.public.runner import Entry, GradeReport
 
 RUBRIC = Path(__file__).resolve().parent / "rubric.json"
 
@@ -54,6 +58,8 @@ def _rubric_document(path: Path = RUBRIC) -> dict:
 
 def load_rubric(path: Path = RUBRIC) -> dict[str, dict[str, Entry]]:
     """{part: {check name: Entry}} of the public checks, in each part's order; RubricError when unreadable."""
+    from autograder.public.runner import Entry
+
     try:
         return {part: {name: Entry(float(e["points"]), "public", int(e["number"]))
                        for name, e in spec["checks"].items()}
@@ -81,38 +87,52 @@ def public_checks_of(part: str) -> list[Check]:
 def check(folder: Path, parts: tuple[str, ...] | None = None, rubric: dict[str, dict[str, Entry]] | None = None,
           scratch: Path | None = None, progress: Progress | None = None) -> GradeReport:
     """Run the public checks of every part (or `parts`) on `folder`/<part>.py; never raises for a bad module.
-    `progress` is told where the run is (autograder.public.progress; by default nothing is shown)."""
+    `progress` is told where the run is (autograder.public.progress; by default nothing is shown).
+
+    Every part's workers are forked from one zygote (client.SharedZygote), started before anything here imports
+    torch: on the student's own machine no sandbox stands between the parts, and one import of torch serves them
+    all. Each part still has workers of its own: a crash or a time-out costs that part only."""
+    chosen = [p for p in MODULES if parts is None or p in parts]
+    with tempfile.TemporaryDirectory(prefix="captionkit-check-", dir=scratch) as tmp:
+        tmp = Path(tmp)
+        os.chmod(tmp, 0o711)
+        runtime = client.copy_runtime(tmp / "runtime")
+        zygote = client.SharedZygote.start(tmp / "parts", tuple(chosen), runtime)
+        try:
+            return _check_parts(Path(folder), chosen, rubric, runtime, zygote, progress or Progress())
+        finally:
+            zygote.close()
+
+
+def _check_parts(folder: Path, chosen: list[str], rubric: dict[str, dict[str, Entry]] | None, runtime: Path,
+                 zygote: client.SharedZygote, progress: Progress) -> GradeReport:
     import torch
 
+    from autograder.public.runner import GradeReport, grade_part
+
     rubric = load_rubric() if rubric is None else rubric
-    progress = progress or Progress()
-    chosen = [p for p in MODULES if parts is None or p in parts]
     checks_of = {part: sorted((c for c in public_checks_of(part) if c.name in rubric.get(part, {})),
                               key=lambda c: rubric[part][c.name].number) for part in chosen}
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     report, started = GradeReport(), time.monotonic()
     report.notes.append(client.SEPARATE_PROCESS.note)
-    with tempfile.TemporaryDirectory(prefix="captionkit-check-", dir=scratch) as tmp:
-        tmp = Path(tmp)
-        os.chmod(tmp, 0o711)
-        runtime = client.copy_runtime(tmp / "runtime")
-        progress.begin(sum(len(checks) for checks in checks_of.values()))
-        try:
-            for i, part in enumerate(chosen):
-                progress.part(i + 1, len(chosen), part, len(checks_of[part]))
-                deadline = part_deadline()
+    progress.begin(sum(len(checks) for checks in checks_of.values()))
+    try:
+        for i, part in enumerate(chosen):
+            progress.part(i + 1, len(chosen), part, len(checks_of[part]))
+            deadline = part_deadline()
 
-                def start(part=part, deadline=deadline):
-                    return client.Worker(part, Path(folder), tmp / part, runtime, client.SEPARATE_PROCESS,
-                                         deadline=deadline)
-                results = grade_part(part, BY_MODULE[part].number, checks_of[part], rubric.get(part, {}), start, None,
-                                     progress=progress)
-                report.results.extend(results)
-                progress.part_done(sum(r.score for r in results), sum(r.max_score for r in results))
-        finally:
-            progress.end()
-            torch.set_num_threads(threads)
+            def start(part=part, deadline=deadline):
+                return client.Worker(part, folder, zygote.folder / part, runtime, client.SEPARATE_PROCESS,
+                                     deadline=deadline, shared=zygote)
+            results = grade_part(part, BY_MODULE[part].number, checks_of[part], rubric.get(part, {}), start, None,
+                                 progress=progress)
+            report.results.extend(results)
+            progress.part_done(sum(r.score for r in results), sum(r.max_score for r in results))
+    finally:
+        progress.end()
+        torch.set_num_threads(threads)
     report.seconds = time.monotonic() - started
     report.full_points = {part: points for part, points in full_points().items() if part in chosen}
     return report
@@ -162,6 +182,15 @@ def training_notes() -> str:
             f"{LIMITS.budget_allowance:g} s, so a run much slower than the reference can pass here and fail there.")
 
 
+def exit_now(code: int) -> None:
+    """End the process with `code` once its output is written, without the interpreter's teardown: after torch is
+    imported that teardown takes a third of a second, a tenth of a one-part `check`. For the command lines of `check`
+    only, which by then have closed their files and removed their folders."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m autograder.public", description="Run the public checks.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -190,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         report = check(args.folder, tuple(args.part) if args.part else None, progress=for_terminal())
     except RubricError as exc:
         parser.error(str(exc))
+    from autograder.public.runner import table
+
     print(table(report))
     return 0 if all(r.passed for r in report.results) else 1
 

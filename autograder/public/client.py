@@ -21,9 +21,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
-
-import torch
+from typing import IO, Callable, Protocol
 
 from autograder.public import limits as time_limits   # (`limits` is a Worker argument)
 from autograder.public.limits import Deadline, earliest
@@ -173,6 +171,99 @@ class StudentWorker(Protocol):
     def close(self) -> None: ...
 
 
+@dataclass
+class ZygoteState:
+    """A zygote (autograder/worker/main.py) as the grader holds it: the process as started, its control socket, the
+    file its output goes to and, from its first fork on, (pid, start time) of its processes (Worker._find_zygote).
+    `folder` is its current folder, where output.txt lies: the folders of the workers forked from it lie below it
+    (Landlock lets them write there); `modules` are the parts it serves."""
+    folder: Path
+    modules: tuple[str, ...]
+    proc: subprocess.Popen | None = None
+    control: socket.socket | None = None
+    stdout: IO | None = None
+    chain: tuple[tuple[int, int], ...] | None = None
+
+
+class SharedZygote(ZygoteState):
+    """One zygote for every part of a student's `check` (autograder.public.checker), so that torch is imported once:
+    started first, beside the checker's own imports, and handed to each part's Worker (`shared`), which forks its
+    workers from it and leaves it running when it closes. A part whose code ends it costs the parts after it a fresh
+    one. Only without a sandbox (SEPARATE_PROCESS): in a grade no two parts share a process (Worker)."""
+
+    @classmethod
+    def start(cls, folder: Path, modules: tuple[str, ...], runtime: Path, limits: Limits | None = None) \
+            -> SharedZygote:
+        zygote = cls(Path(folder), tuple(modules))
+        zygote.folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(zygote.folder, 0o711)
+        start_zygote(zygote, Path(runtime), SEPARATE_PROCESS, limits or Limits(), worker_environment(zygote.folder))
+        return zygote
+
+    def close(self) -> None:
+        """End the zygote (each Worker has ended its own workers)."""
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+        for channel in (self.control, self.stdout):
+            if channel is not None:
+                channel.close()
+        self.proc = self.control = self.stdout = self.chain = None
+
+
+def start_zygote(zygote: ZygoteState, runtime: Path, isolation: Isolation, limits: Limits, environment: dict) -> None:
+    """Start the zygote `zygote` (not running) from `runtime`, isolated by `isolation`, with `limits` and
+    `environment`; its output goes to output.txt in its folder."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    zygote.stdout = open(zygote.folder / "output.txt", "ab")
+    os.chmod(zygote.folder / "output.txt", 0o600)
+    # In a PID namespace of its own the worker is not its first process, which would ignore its own crashes.
+    python = [sys.executable, "-I", "-S", "-B", str(runtime / "autograder" / "worker" / "init.py"), "--"] \
+        if isolation.pid_namespace else [sys.executable]
+    modules = [argument for module in zygote.modules for argument in ("--module", module)]
+    cmd = [*isolation.prefix, *python, "-I", "-B", "--check-hash-based-pycs", "always",
+           "-X", "faulthandler", str(runtime / "autograder" / "worker" / "main.py"),
+           *modules, "--control", str(theirs.fileno()), "--memory", str(limits.memory_bytes),
+           "--cpu", str(limits.cpu_seconds), "--file-size", str(limits.file_bytes), "--processes", str(limits.processes),
+           *(["--own-shm"] if isolation.private_tmp else []),
+           *(["--own-pids"] if isolation.pid_namespace else [])]
+    try:
+        zygote.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=zygote.stdout, stderr=subprocess.STDOUT,
+                                       pass_fds=(theirs.fileno(),), cwd=zygote.folder, start_new_session=True,
+                                       env=environment)
+    finally:
+        theirs.close()
+    zygote.control, zygote.chain = ours, None
+
+
+def worker_environment(home: Path) -> dict:
+    """A worker's scrubbed environment: nothing of the grader's but what Python and torch need (a forked worker
+    makes its own folder its home and temporary folder: autograder.worker.main.become_worker)."""
+    return {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(home), "LANG": "C.UTF-8",
+            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONHASHSEED": "0", "CUDA_VISIBLE_DEVICES": os.environ.get("CAPTIONKIT_WORKER_CUDA", ""),
+            **{name: os.environ[name] for name in ("CAPTIONKIT_WORKER_DROP",) if name in os.environ}}   # tests only
+
+
+class _OfZygote:
+    """A Worker attribute kept in its ZygoteState (its own, or the SharedZygote it was given) under `field_name`."""
+
+    def __init__(self, field_name: str):
+        self.field_name = field_name
+
+    def __get__(self, worker, owner=None):
+        return self if worker is None else getattr(worker.state, self.field_name)
+
+    def __set__(self, worker, value) -> None:
+        setattr(worker.state, self.field_name, value)
+
+
 # evaluate(epoch, epochs, tokens) -> True to stop a training run: the grader's judgement of the captions a training
 # recipe sent after an epoch (autograder.grader.training); tokens is a (N, T) long tensor or {name: such tensor}.
 Evaluate = Callable[[int, int, object], bool]
@@ -190,28 +281,36 @@ class Worker:
     serve the hidden checks (serve_hidden) and of no other: only the training recipes use them, and whatever a worker
     holds, its code can show in a public check's feedback, visible before the due date.
     `deadline` is the part's: no start-up (a restart included) and no call goes past it.
+    `shared`: the zygote its workers are forked from, shared with other parts (SharedZygote; `scratch` lies below its
+    folder); by default the part's own.
     """
+    proc = _OfZygote("proc")         # the zygote's process, as started (start_zygote)
+    control = _OfZygote("control")   # the zygote's control socket
+    stdout = _OfZygote("stdout")     # the file its output (and every worker's) goes to
+    zygote = _OfZygote("chain")      # see _find_zygote
 
     def __init__(self, module: str, submission: Path, scratch: Path, runtime: Path, isolation: Isolation,
                  references: dict[str, str] | None = None, limits: Limits | None = None,
-                 deadline: Deadline | None = None):
+                 deadline: Deadline | None = None, shared: SharedZygote | None = None):
+        if shared is not None and (isolation != SEPARATE_PROCESS or module not in shared.modules):
+            raise ValueError(f"shared: a zygote shared by parts serves them without a sandbox (SEPARATE_PROCESS) "
+                             f"and must have been started for {module!r}")
         self.module = module
         self.scratch = Path(scratch)
+        self.shared = shared is not None
+        self.state = shared if shared is not None else ZygoteState(self.scratch, (module,))
         self.runtime, self.isolation = Path(runtime), isolation
         self.references = references or {}
         self.hidden_phase = False   # the running worker serves the hidden checks (and so holds the references)
         self.limits = limits or Limits()
         self.deadline = deadline
         self.on_progress = None   # set by the engine: on_progress(epoch, epochs, loss) after each training epoch
-        self.proc: subprocess.Popen | None = None     # the zygote's process, as started (_start_zygote)
-        self.control: socket.socket | None = None      # the zygote's control socket
-        self.zygote: tuple[tuple[int, int], ...] | None = None   # see _find_zygote
         self.child: int | None = None                  # the running worker's pid, as the zygote sees it
         self.child_started: int | None = None          # its start time (outside a PID namespace)
         self.became = False                            # the running worker is the zygote itself
         self.starts = 0                                # workers started for the part
         self.sent = 0                                  # requests sent: each reply must name the last one (call)
-        self.stdout = self.work = self.requests = self.replies = None
+        self.work = self.requests = self.replies = None
         self.writable: list[str] | None = None   # where the sandbox user's files may lie (writable_folders), found once
         self.disk_since = 0                       # when the running worker started, in file-time ns (_start)
         self.dead_reason: str | None = None
@@ -295,11 +394,12 @@ class Worker:
         # hidden checks' are a zygote itself (the running one, else a fresh one): a zygote beside a worker costs memory
         # (the pages the worker writes are copied), so it never sits beside the part's largest workers, the hidden
         # checks' training ones.
-        become, self.starts = self.hidden_phase, self.starts + 1
+        become, self.starts = self.hidden_phase and not self.shared, self.starts + 1
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         try:
-            answer = self._control({"become" if become else "fork": str(self.work)}, timeout, fds=(req_r, rep_w))
+            answer = self._control({"become" if become else "fork": str(self.work), "module": self.module}, timeout,
+                                   fds=(req_r, rep_w))
         except BaseException:
             for fd in (req_w, rep_r):
                 os.close(fd)
@@ -316,26 +416,7 @@ class Worker:
             self.zygote = self._find_zygote()
 
     def _start_zygote(self) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.stdout = open(self.scratch / "output.txt", "ab")
-        os.chmod(self.scratch / "output.txt", 0o600)
-        lim = self.limits
-        # In a PID namespace of its own the worker is not its first process, which would ignore its own crashes.
-        python = [sys.executable, "-I", "-S", "-B", str(self.runtime / "autograder" / "worker" / "init.py"), "--"] \
-            if self.isolation.pid_namespace else [sys.executable]
-        cmd = [*self.isolation.prefix, *python, "-I", "-B", "--check-hash-based-pycs", "always",
-               "-X", "faulthandler", str(self.runtime / "autograder" / "worker" / "main.py"),
-               "--module", self.module, "--control", str(theirs.fileno()), "--memory", str(lim.memory_bytes),
-               "--cpu", str(lim.cpu_seconds), "--file-size", str(lim.file_bytes), "--processes", str(lim.processes),
-               *(["--own-shm"] if self.isolation.private_tmp else []),
-               *(["--own-pids"] if self.isolation.pid_namespace else [])]
-        try:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self.stdout, stderr=subprocess.STDOUT,
-                                         pass_fds=(theirs.fileno(),), cwd=self.scratch, start_new_session=True,
-                                         env=self._environment())
-        finally:
-            theirs.close()
-        self.control, self.zygote = ours, None
+        start_zygote(self.state, self.runtime, self.isolation, self.limits, worker_environment(self.work))
 
     def _control(self, request: dict, timeout: float, fds: tuple[int, ...] = ()) -> dict:
         """Send the zygote one request and return its answer; ZygoteLost when it has none, ChannelTimeout when it
@@ -378,13 +459,6 @@ class Worker:
         if self.proc is None or self.proc.poll() is not None or self.control is None or self.became:
             return False
         return self.zygote is None or all(start_time(pid) == started for pid, started in self.zygote)
-
-    def _environment(self) -> dict:
-        """A scrubbed environment: nothing of the grader's but what Python and torch need."""
-        return {"PATH": "/usr/bin:/bin", "HOME": str(self.work), "TMPDIR": str(self.work), "LANG": "C.UTF-8",
-                "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
-                "PYTHONHASHSEED": "0", "CUDA_VISIBLE_DEVICES": os.environ.get("CAPTIONKIT_WORKER_CUDA", ""),
-                **{name: os.environ[name] for name in ("CAPTIONKIT_WORKER_DROP",) if name in os.environ}}   # tests only
 
     @property
     def alive(self) -> bool:
@@ -466,7 +540,10 @@ class Worker:
     def close(self) -> None:
         if self.dead_reason is None:
             self.dead_reason = "closed"
-        self._end_zygote()
+        if self.shared:   # its own worker only: the zygote serves the parts after it
+            self.kill(self.dead_reason)
+        else:
+            self._end_zygote()
         remove_tree(self.work)
 
     def restart(self) -> None:
@@ -482,7 +559,8 @@ class Worker:
         """End the running worker and the zygote until restart() or serve_hidden() starts a fresh one (a zygote
         waiting for a part's second phase would hold its memory while the other parts run)."""
         self.kill("paused")
-        self._end_zygote()
+        if not self.shared:
+            self._end_zygote()
 
     def serve_hidden(self) -> None:
         """A fresh worker, with the references, for the part's hidden checks (no-op once they are being served)."""
@@ -688,14 +766,15 @@ def _plain(value, depth: int = 0) -> bool:
         return False
     if value is None or type(value) in (bool, int, float, str):
         return True
-    if type(value) is torch.Tensor:
-        return value.layout == torch.strided and not value.requires_grad and \
-            value.numel() * value.element_size() <= value.untyped_storage().nbytes()
     if type(value) in (list, tuple):
         return all(_plain(v, depth + 1) for v in value)
     if type(value) is dict:
         return all(type(k) in (str, int, tuple) and _plain(k, depth + 1) and _plain(v, depth + 1)
                    for k, v in value.items())
+    torch = sys.modules.get("torch")   # a reply holds a tensor only if unpickling it imported torch
+    if torch is not None and type(value) is torch.Tensor:
+        return value.layout == torch.strided and not value.requires_grad and \
+            value.numel() * value.element_size() <= value.untyped_storage().nbytes()
     return False
 
 
@@ -1022,7 +1101,8 @@ MAX_CAPTION_SETS = 8          # tensors of a {name: tensor} judged at once
 
 
 def _token_tensor(value) -> bool:
-    return (type(value) is torch.Tensor and value.dtype == torch.long and value.dim() == 2
+    torch = sys.modules.get("torch")
+    return (torch is not None and type(value) is torch.Tensor and value.dtype == torch.long and value.dim() == 2
             and value.shape[0] <= MAX_CAPTIONS and value.shape[1] <= MAX_CAPTION_LENGTH)
 
 

@@ -1,12 +1,12 @@
 """The worker: the only process that imports student code, and the zygote each worker of a part is forked from.
 
-Started by autograder.public.client from a copy of the code it needs (isolation.build_runtime), one process per
-part: the zygote. Before any student code exists it limits its own resources (an unprivileged process cannot raise
+Started by autograder.public.client from a copy of the code it needs (client.copy_runtime), one process per
+part in a grade (a student's `check` starts one for all its parts: client.SharedZygote): the zygote. Before any student code exists it limits its own resources (an unprivileged process cannot raise
 them back), installs its seccomp filter, makes itself not dumpable (its /proc files are then root's: no process of
 its user can read or write its memory or take its descriptors) and imports the part's recipes and torch (not for a
 part whose messages are plain data: preload), once.
-Then it serves the grader's control socket: a request `{"fork": WORK}` carries two pipe descriptors and starts a
-worker, a forked child that keeps only those two pipes, becomes dumpable again, enters WORK and serves; until then the
+Then it serves the grader's control socket: a request `{"fork": WORK, "module": PART}` carries two pipe descriptors
+and starts a worker of PART (one of its --module parts), a forked child that keeps only those two pipes, becomes dumpable again, enters WORK and serves; until then the
 zygote runs no student code and never holds a reference's source. `{"become": WORK}`, with two pipes too, makes the
 zygote itself the next worker (the grader asks it for a part's second worker, the hidden checks': so no zygote sits
 beside the largest workers, the training ones, and a part imports torch once for two workers). `{"kill": PID}` kills
@@ -22,7 +22,7 @@ training recipe sends `{"progress": {"epoch": e, "epochs": n, "loss": x}}` after
 "tokens" (the captions of the epoch's model) in a training check, which the grader answers with `{"stop": bool}`.
 Requests and replies are plain data (autograder.worker.protocol).
 
-    python -I -B RUNTIME/autograder/worker/main.py --module decoding --control FD --memory BYTES ... [--own-shm] [--own-pids]
+    python -I -B RUNTIME/autograder/worker/main.py --module decoding [--module bleu ...] --control FD --memory BYTES ... [--own-shm] [--own-pids]
 
 The student's module arrives as text in the first message (the staged file is readable by the grader only); it
 is compiled under the name SUBMISSION/<module>.py, a path that exists nowhere, and its lines are given to
@@ -254,16 +254,16 @@ def serve(module: str, requests: int, replies: int) -> None:
             release_memory()
 
 
-def preload(module: str) -> None:
-    """Import what every worker of the part imports before student code runs, once, in the zygote: the worker's own
-    modules, torch (set up as every worker uses it) and the part's recipes. A part whose recipes take and return plain
-    data (recipes.WITHOUT_TORCH: BLEU) skips torch, about 2 CPU s and 150 MB a part; its student's module may still
-    import torch itself, and then runs it as every worker does: one thread (OMP_NUM_THREADS, set by the grader's
+def preload(modules: list[str]) -> None:
+    """Import what every worker of the parts `modules` imports before student code runs, once, in the zygote: the
+    worker's own modules, torch (set up as every worker uses it) and the parts' recipes. Parts whose recipes take and
+    return plain data (recipes.WITHOUT_TORCH: BLEU) skip torch, about 2 CPU s and 150 MB a part; a student's module may
+    still import torch itself, and then runs it as every worker does: one thread (OMP_NUM_THREADS, set by the grader's
     client for every worker), its generator seeded before each call (shared.seeding)."""
     from autograder.worker import forbidden, memory, protocol, recipes  # noqa: F401
     from shared import seeding  # noqa: F401 (every call seeds Python's, NumPy's and torch's generators)
 
-    if module not in recipes.WITHOUT_TORCH:
+    if any(module not in recipes.WITHOUT_TORCH for module in modules):
         import torch
 
         from autograder.worker.lazy_dynamo import defer_dynamo_import
@@ -271,7 +271,8 @@ def preload(module: str) -> None:
 
         defer_dynamo_import()   # the optimizers' import of torch._dynamo, 2.5 CPU s in every training worker
         torch.set_num_threads(1)   # before any fork: a forked child must not inherit a thread pool
-    recipes.load(module)
+    for module in modules:
+        recipes.load(module)
     # What is imported now lives as long as the zygote: out of the collector's reach, so that no collection in a worker
     # writes to (and so copies) the pages it shares with the zygote.
     gc.collect()
@@ -315,6 +316,10 @@ def become_worker(module: str, control: socket.socket, requests: int, replies: i
         set_dumpable(True)
         narrow_proc()   # before chdir: its rules name the part's folder, the zygote's current one
         os.chdir(work)
+        # Its home and temporary folder: its own (a zygote that serves several parts was started with another's).
+        os.environ["HOME"] = os.environ["TMPDIR"] = work
+        if "tempfile" in sys.modules:
+            sys.modules["tempfile"].tempdir = None
         serve(module, REQUESTS, REPLIES)
     finally:
         os._exit(0)  # skip atexit handlers and threads the student's code may have left behind
@@ -338,7 +343,7 @@ def wait_for(pid: int, statuses: dict[int, int], seconds: float | None) -> int |
     return statuses[pid]
 
 
-def zygote(module: str, control: socket.socket) -> None:
+def zygote(modules: list[str], control: socket.socket) -> None:
     """Serve the grader's control requests (see the module's docstring) until it closes the socket."""
     statuses: dict[int, int] = {}
     children: set[int] = set()
@@ -347,7 +352,12 @@ def zygote(module: str, control: socket.socket) -> None:
         if not data:
             return
         request = json.loads(data)
-        if "fork" in request:
+        module = request.get("module", modules[0])
+        if ("fork" in request or "become" in request) and module not in modules:   # not preloaded: no worker
+            for fd in fds:
+                os.close(fd)
+            answer = {"pid": None}
+        elif "fork" in request:
             for pid in list(children):   # collect the workers that ended by themselves
                 wait_for(pid, statuses, 0)
             pid = os.fork()
@@ -377,7 +387,7 @@ def zygote(module: str, control: socket.socket) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--module", required=True)
+    parser.add_argument("--module", action="append", required=True, help="a part the zygote serves (repeatable)")
     parser.add_argument("--control", type=int, required=True)
     parser.add_argument("--memory", type=int, required=True)
     parser.add_argument("--cpu", type=int, required=True)
