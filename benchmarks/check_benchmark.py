@@ -1,14 +1,15 @@
 """How long a student waits for `check`: wall seconds of the public checks, this tree beside another commit's, in one run.
 
-    python benchmarks/check_benchmark.py [--baseline REF] [--runs N]
+    python benchmarks/check_benchmark.py [--baseline REF] [--runs N] [--no-train]
 
 Each case is one command a student types, run N times (default 3) in this tree and in a worktree of REF (default
 `main`), alternating, on the reference modules (solutions/) and on the stubs (assignments/): every part, and one part
 (show_and_tell, the part whose public checks take longest). Printed per case: the median wall seconds of each tree
 (with the range), their ratio, and the CPU seconds of the command's process tree that the kernel reports to the
-benchmark (RUSAGE_CHILDREN: processes whose exit was collected, which `check`'s workers are). Targets: every part in at
-most 6 s, one part in at most 2.5 s, on an idle 2-core machine; the benchmark prints the load average first, since a
-busy machine moves every figure.
+benchmark (RUSAGE_CHILDREN: processes whose exit was collected, which `check`'s workers are). Then, once in each tree
+(unless --no-train), `check --train` of every trained part with the handout's checker. Targets: every part in at most
+6 s, one part in at most 2.5 s, `check --train` in at most 60 s, on an idle 2-core machine; the benchmark prints the
+load average first, since a busy machine moves every figure.
 """
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ CASES = (
     ("stubs, one part", ("-m", "autograder", "check", "assignments", "--part", "show_and_tell")),
     ("handout checker, reference, every part", ("-m", "autograder.public", "check", "solutions")),
 )
-TARGETS = {"every part": 6.0, "one part": 2.5}
+TRAIN = ("training runs, every trained part", ("-m", "autograder.public", "check", "--train", "solutions"))
+TARGETS = {"every part": 6.0, "one part": 2.5, "every trained part": 60.0}
 
 
 def timed(tree: Path, arguments: tuple[str, ...]) -> tuple[float, float]:
@@ -52,6 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", default="main", help="the commit to compare with (default: main)")
     parser.add_argument("--runs", type=int, default=3, help="runs of each case in each tree (default 3)")
+    parser.add_argument("--no-train", action="store_true", help="leave out `check --train` (about a minute a tree)")
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error(f"--runs: expected at least 1, got {args.runs}")
@@ -65,9 +68,9 @@ def main(argv: list[str] | None = None) -> int:
             for tree in trees.values():   # a first run of each: Python's caches of the compiled modules
                 timed(tree, CASES[1][1])
             print(f"{'case':40s} {'this tree':>18s} {args.baseline:>18s} {'ratio':>6s} {'CPU s (this, base)':>20s}")
-            for case, arguments in CASES:
+            for case, arguments in [*CASES, *([] if args.no_train else [TRAIN])]:
                 runs = {name: [] for name in trees}
-                for _ in range(args.runs):
+                for _ in range(1 if arguments == TRAIN[1] else args.runs):
                     for name, tree in trees.items():
                         runs[name].append(timed(tree, arguments))
                 walls = {name: [wall for wall, _ in got] for name, got in runs.items()}

@@ -149,7 +149,6 @@ def train(folder: Path, parts: tuple[str, ...], scratch: Path | None = None, pro
     """Train each of `parts` (trained parts whose modules are in `folder`) on the public data as its training check
     does (autograder.public.training.train_parts), its worker holding the student's own modules of the other parts its
     run uses, each run within LIMITS.training; the runs, judged."""
-    from autograder.public import training
     from shared.encoder import user_cache
 
     os.environ.setdefault("CAPTIONKIT_CACHE", str(user_cache()))   # the public data's cache, not the student's folder
@@ -157,19 +156,30 @@ def train(folder: Path, parts: tuple[str, ...], scratch: Path | None = None, pro
         tmp = Path(tmp)
         os.chmod(tmp, 0o711)
         runtime = client.copy_runtime(tmp / "runtime")
+        zygote = client.SharedZygote.start(tmp / "parts", tuple(parts), runtime)   # as `check`'s: one import of torch
+        try:
+            return _train_parts(Path(folder), parts, tmp, runtime, zygote, progress)
+        finally:
+            zygote.close()
 
-        def start(part: str) -> client.Worker:
-            missing = [other for other in training.OTHER_PARTS[part] if not (Path(folder) / f"{other}.py").is_file()]
-            if missing:
-                raise StagingError(f"{missing[0]}.py is missing from the folder: the run of {part} uses your "
-                                   f"{missing[0]}.py (the grader uses its reference version)")
-            own = {other: (Path(folder) / f"{other}.py").read_bytes().decode("utf-8", errors="replace")
-                   for other in training.OTHER_PARTS[part]}
-            return client.Worker(part, Path(folder), tmp / part, runtime, client.SEPARATE_PROCESS, references=own)
 
-        def within(part: str, worker, run):
-            return run(LIMITS.training)
-        return training.train_parts(parts, start, within, training.public_inputs(tmp / "public"), progress)
+def _train_parts(folder: Path, parts: tuple[str, ...], tmp: Path, runtime: Path, zygote: client.SharedZygote,
+                 progress: Progress | None):
+    from autograder.public import training
+
+    def start(part: str) -> client.Worker:
+        missing = [other for other in training.OTHER_PARTS[part] if not (folder / f"{other}.py").is_file()]
+        if missing:
+            raise StagingError(f"{missing[0]}.py is missing from the folder: the run of {part} uses your "
+                               f"{missing[0]}.py (the grader uses its reference version)")
+        own = {other: (folder / f"{other}.py").read_bytes().decode("utf-8", errors="replace")
+               for other in training.OTHER_PARTS[part]}
+        return client.Worker(part, folder, zygote.folder / part, runtime, client.SEPARATE_PROCESS, references=own,
+                             shared=zygote)
+
+    def within(part: str, worker, run):
+        return run(LIMITS.training)
+    return training.train_parts(parts, start, within, training.public_inputs(tmp / "public"), progress)
 
 
 def training_notes() -> str:
