@@ -22,8 +22,8 @@ from grade_benchmark import measure  # noqa: E402
 
 from inprocess_worker import InProcessWorker  # noqa: E402
 
-from autograder.grader.isolation import build_runtime, detect  # noqa: E402
-from autograder.public.client import Worker  # noqa: E402
+from autograder.grader.isolation import detect  # noqa: E402
+from autograder.public.client import Worker, copy_runtime  # noqa: E402
 from autograder.worker.toys import toy_table  # noqa: E402
 
 
@@ -48,7 +48,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         tmp.chmod(0o711)  # the sandbox user passes through to its runtime and staging folders
-        sandboxed = Worker("decoding", ROOT / "solutions", tmp / "sandboxed", build_runtime(tmp / "runtime"), isolation)
+        sandboxed = Worker("decoding", ROOT / "solutions", tmp / "sandboxed", copy_runtime(tmp / "runtime"), isolation)
         t0 = time.perf_counter()
         sandboxed.restart()
         start_up = time.perf_counter() - t0

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grader import rubric
-from autograder.public.client import progress_of
+from autograder.public.client.replies import progress_of
 from autograder.public.progress import Bar
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -191,7 +191,7 @@ def test_an_epoch_judged_again_or_out_of_order_kills_the_worker(forging_worker, 
 def test_captions_sent_for_judging_must_be_token_tensors():
     import torch
 
-    from autograder.public.client import MALFORMED, judged_tokens
+    from autograder.public.client.replies import MALFORMED, judged_tokens
 
     def message(tokens):
         return {"progress": {"epoch": 1, "epochs": 8, "loss": 1.0, "tokens": tokens}}

@@ -16,7 +16,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from autograder.public.client import _plain
+from autograder.public.client.replies import is_plain
 from autograder.worker import protocol
 from autograder.worker.protocol import FORMAT, MalformedMessage, TensorRef, decode, encode
 
@@ -104,13 +104,13 @@ def test_views_of_one_storage_arrive_sharing_it():
 
 
 def test_a_zero_stride_view_arrives_as_one_and_the_grader_refuses_it():
-    """docs/security.md A32: an expanded element keeps its one element of storage; `_plain` refuses it."""
+    """docs/security.md A32: an expanded element keeps its one element of storage; `is_plain` refuses it."""
     expanded = torch.zeros(1, dtype=torch.long).expand(100_000, 10_000)
     message = encode({"ok": expanded})
     assert len(message) < 4096
     arrived = decode(message[protocol.HEADER.size:])["ok"]
     assert arrived.stride() == (0, 0) and arrived.untyped_storage().nbytes() == 8
-    assert not _plain(arrived)
+    assert not is_plain(arrived)
 
 
 def test_tensors_a_message_cannot_carry_are_named():

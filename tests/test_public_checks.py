@@ -402,7 +402,7 @@ def test_a_broken_golden_file_fails_its_checks_with_one_line(damage, message, tm
 def test_check_imports_torch_for_the_workers_once_and_a_crash_costs_only_its_part(tmp_path, monkeypatch):
     """`check` starts one zygote for all its parts. A module that ends its own worker at import, and one that kills
     the zygote its worker was forked from, lose their own part's points only: the next part gets a fresh zygote."""
-    from autograder.public import client
+    from autograder.public.client import worker, zygote
 
     folder = tmp_path / "work"
     shutil.copytree(ROOT / "solutions", folder, ignore=shutil.ignore_patterns("__pycache__", "__init__.py"))
@@ -411,9 +411,10 @@ def test_check_imports_torch_for_the_workers_once_and_a_crash_costs_only_its_par
     with open(folder / "decoding.py", "a") as module:
         module.write("\nimport os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n")
     started = []
-    real_start = client.start_zygote
-    monkeypatch.setattr(client, "start_zygote", lambda zygote, *a, **k: started.append(zygote.modules)
-                        or real_start(zygote, *a, **k))
+    real_start = zygote.start_zygote
+    for module in (worker, zygote):   # the first, and a fresh one after a part's code ends it
+        monkeypatch.setattr(module, "start_zygote", lambda state, *a, **k: started.append(state.modules)
+                            or real_start(state, *a, **k))
     totals = checker.check(folder).part_totals()
     assert totals["show_and_tell"][0] == 0 and all(got == out_of for part, (got, out_of) in totals.items()
                                                    if part not in ("show_and_tell", "decoding")), totals

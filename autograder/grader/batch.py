@@ -240,7 +240,7 @@ def _end(child: subprocess.Popen) -> None:
     """Kill the grading process, what it started (each worker leads a session of its own) and every process of a
     sandbox user that no grader holds now."""
     from autograder.grader.isolation import sweep_free_slots
-    from autograder.public.client import children_of
+    from autograder.public.client.processes import children_of
 
     started, level = [], [child.pid]
     while level:

@@ -80,7 +80,8 @@ def check_training(folder: Path, parts: tuple[str, ...] | None) -> int:
 
     from autograder.grader.context import PublicContext
     from autograder.grader.engine import REFERENCES, SOLUTIONS, sandboxed_workers
-    from autograder.grader.isolation import build_runtime, detect
+    from autograder.grader.isolation import detect
+    from autograder.public.client import copy_runtime
     from autograder.grader.training import SPECS, run_within_budget
     from autograder.public import training
     from autograder.public.limits import part_deadline
@@ -95,7 +96,7 @@ def check_training(folder: Path, parts: tuple[str, ...] | None) -> int:
         os.chmod(tmp, 0o711)   # the sandbox user reaches the shared inputs below it, and lists nothing
         ctx = PublicContext(Path(tmp) / "grader", shared=Path(tmp) / "shared")
         ctx.time_optimizer_import()   # before any worker exists, as a grade does (every budget counts it)
-        workers = sandboxed_workers(build_runtime(Path(tmp) / "runtime"), detect())
+        workers = sandboxed_workers(copy_runtime(Path(tmp) / "runtime"), detect())
 
         def start(part: str):
             references = {name: (SOLUTIONS / f"{name}.py").read_text() for name in REFERENCES[part]}

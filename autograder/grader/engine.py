@@ -21,10 +21,10 @@ import torch
 from autograder.grader import rubric as rubric_mod
 from autograder.grader.context import GradingContext
 from autograder.grader.checks import Check, checks_of
-from autograder.grader.isolation import Isolation, build_runtime, detect
+from autograder.grader.isolation import Isolation, detect
 from autograder.public.checks import Round
 from autograder.public import limits
-from autograder.public.client import Worker, WorkerFactory, remove_tree
+from autograder.public.client import Worker, WorkerFactory, copy_runtime, remove_tree
 from autograder.public.limits import Deadline, earliest, part_deadline
 from autograder.public.progress import Progress
 from autograder.public.runner import GRADER_ERROR, CheckResult, GradeReport, PartGrade
@@ -99,7 +99,7 @@ def grade(submission: Path, options: GradeOptions = GradeOptions(), *, scratch: 
     os.chmod(scratch, 0o711)  # the sandbox user may pass through to what it is given, and list nothing
     isolation = detect()
     report.notes.append(isolation.note)
-    runtime = build_runtime(scratch / "runtime")
+    runtime = copy_runtime(scratch / "runtime")
     worker_factory = worker_factory or sandboxed_workers(runtime, isolation)
     ctx = ctx or GradingContext(scratch=scratch / "grader", shared=scratch / "shared")
     ctx.take_artifacts()  # a context may serve several runs: this report holds this run's artifacts only
@@ -160,7 +160,7 @@ def grade(submission: Path, options: GradeOptions = GradeOptions(), *, scratch: 
 
 def sandboxed_workers(runtime: Path, isolation: Isolation) -> WorkerFactory:
     """The factory of the grader's workers: a sandboxed worker process running from `runtime` (a copy of the
-    worker zone and shared/, isolation.build_runtime), isolated by `isolation`."""
+    worker zone and shared/, client.copy_runtime), isolated by `isolation`."""
     def make(part: str, submission: Path, scratch: Path, references: dict[str, str], deadline: Deadline | None):
         return Worker(part, submission, scratch, runtime, isolation, references, deadline=deadline)
     return make

@@ -27,8 +27,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder.public.client import copy_runtime as build_runtime  # noqa: F401 (the worker's runtime, for the engine)
-from autograder.public.client import TEMP_DIRS, processes_of, remove_tree, writable_folders
+from autograder.public.client import remove_tree
+from autograder.public.client.disk import TEMP_DIRS, writable_folders
+from autograder.public.client.processes import processes_of
 from autograder.public.limits import WORKER_DISK_BYTES, WORKER_DISK_FILES
 from autograder.worker import landlock
 
@@ -41,7 +42,7 @@ LOCK_DIR = Path("/run/lock/captionkit") if Path("/run/lock").is_dir() else Path(
 # gets a small tmpfs of its own, and one tmpfs of WORKER_DISK_BYTES and WORKER_DISK_FILES (mounted first on /var/tmp)
 # holds the worker's own folder (`work`: its HOME, TMPDIR and current folder), /run/lock and /var/tmp, so what it
 # writes there together is bounded in size and number. /tmp, which holds the grader's folders, stays the machine's:
-# the worker's files there are watched (client.disk_usage). `work` is missing only when the isolation is probed.
+# the worker's files there are watched (client.disk.disk_usage). `work` is missing only when the isolation is probed.
 #
 # First, every mount that holds files (not /proc, /sys and the like) is bound again `noatime` in the namespace (its
 # other flags kept): a read there leaves no access time for a later worker to read back (docs/security.md, A60).
@@ -434,7 +435,7 @@ def _reap() -> None:
 def sweep(isolation: Isolation, keep: frozenset[int] = frozenset()) -> int:
     """Kill every process of the sandbox user but those in `keep` (a part's zygote and its init, between two workers
     of the part) and delete its files and folders in the temporary folders and in every world-writable folder beneath
-    them (client.writable_folders). Returns how many processes were killed. A no-op
+    them (client.disk.writable_folders). Returns how many processes were killed. A no-op
     without a dedicated user."""
     if isolation.uid is None:
         return 0

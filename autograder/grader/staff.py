@@ -34,7 +34,7 @@ def failure_block(r: CheckResult) -> str:
 
 
 FLAG = "FLAGGED "   # a header line of banned_op_flags
-BANNED_OP_NOTE = "ForbiddenOpError: your module's source uses "   # the grader's source scan (client._refuse_banned)
+BANNED_OP_NOTE = "ForbiddenOpError: your module's source uses "   # the grader's source scan (client.calls.CallLoop._refuse_banned)
 
 
 def banned_op_flags(report: GradeReport) -> list[str]:

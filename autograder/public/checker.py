@@ -14,7 +14,7 @@ What a student holds (a handout built from the public zone, autograder/public/, 
 is enough to run it: the public checks (autograder/public/checks/<part>.py), their points and numbers in
 autograder/public/rubric.json (generated from the grader's rubric by `python -m instructor notebooks`), and the
 golden data they read. Student code runs in a separate worker process with the grader's limits and deadlines
-(autograder/public/client.py); nothing here holds a reference solution, a hidden check or hidden data. It prints
+(autograder/public/client/); nothing here holds a reference solution, a hidden check or hidden data. It prints
 the lines the kit's `python -m autograder check` prints: both score with autograder/public/runner.py.
 """
 from __future__ import annotations

@@ -24,7 +24,7 @@
                           (autograder.public.checker)
 
 Not knobs, and so not here: the fixed waits of the grader's own machinery, which bound no student code and are not
-scaled. Such are, in autograder/public/client.py, how long the part's zygote, when it answered before, may take to
+scaled. Such are, in autograder/public/client/zygote.py, how long the part's zygote, when it answered before, may take to
 fork a worker (FORK_SECONDS, 15 s, never past the worker's start-up deadline) and to kill one and collect its
 status (KILL_SECONDS, 5 s); a zygote that does not answer in time is ended.
 
@@ -91,7 +91,7 @@ LIMITS = TimeLimits.from_environment()
 
 # What a worker's user may keep in the places it can write (its folder, which is its HOME and TMPDIR, and the machine's
 # temporary folders), all together: the size of the one private tmpfs that holds them where the grader may make a
-# mount namespace, else the watchdog's limit on the sandbox user's files there (autograder.public.client.disk_usage).
+# mount namespace, else the watchdog's limit on the sandbox user's files there (autograder.public.client.disk.disk_usage).
 WORKER_DISK_BYTES = 256 * 1024 ** 2
 WORKER_DISK_FILES = 4096
 # How deep the worker's folders may nest there: the watchdog looks no deeper (a deeper folder ends the worker as one

@@ -28,7 +28,8 @@ import torch
 
 from autograder.public import limits
 from autograder.public.checks.stylenet import T_STYLE
-from autograder.public.client import KINDS, StudentError, StudentWorker, WorkerDied
+from autograder.public.client import StudentError, StudentWorker, WorkerDied
+from autograder.public.client.replies import KINDS
 from autograder.public.compare import CheckFailed, expect, type_name
 from autograder.public.progress import Progress
 from autograder.public.runner import raised_at

@@ -9,7 +9,7 @@ handler for when the signal comes from inside the namespace, its own abort() inc
 crash the way its code did (an abort would end as a segmentation fault, a self-kill not at all). This process
 starts the worker, reaps whatever else the namespace leaves to it (the orphans of the worker's
 own processes), and when the worker ends it ends too: with the worker's exit status, or 128 + the number of the
-signal that killed it, as a shell reports it (`client.describe_exit` reads it so). Its end takes every process left
+signal that killed it, as a shell reports it (`client.replies.describe_exit` reads it so). Its end takes every process left
 in the namespace with it: the kernel kills them.
 
 It runs as the sandbox user, like the worker, so it first makes itself not dumpable: its files in /proc then belong

@@ -104,7 +104,7 @@ def _student_frames(exc: BaseException, path: str) -> str:
     """The traceback lines that lie in the student's module, compiled under `path`: where their code failed,
     nothing of ours. Only that exact name counts (code compiled under another name, even one in the same folder, is
     not the module); the grader reads no more of these lines than the file name and the line number, and writes the
-    rest from its own copy of the module (client.student_frames)."""
+    rest from its own copy of the module (client.replies.student_frames)."""
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == path]
     for f in frames:
         f.filename = os.path.basename(f.filename)

@@ -23,7 +23,7 @@ The grading process reads a worker's messages (every one of them is student-made
 pickle's Python reader, the opcodes `encode` writes and no other, no list, tuple or dict in two places, and limits on
 values, depth and data (the kit's security notes, A50). The 2,854 replies of a full grade of the reference take 0.23 CPU s to
 read that way, 0.07 s with the C reader (the same replies, best of five runs); a reply at the budget's edge (2 ** 20
-values) about 0.7 s, and `client._plain` 0.1 s more.
+values) about 0.7 s, and `client.replies.is_plain` 0.1 s more.
 
 torch is imported only for a message that holds a tensor or names a torch class: a worker whose part sends plain data
 (Part 3, BLEU) writes and reads its messages without ever importing it (autograder.worker.main.preload).

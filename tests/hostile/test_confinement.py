@@ -233,42 +233,42 @@ def shared_drop(open_folder, monkeypatch):
     """A world-writable folder under /tmp owned by root (as /tmp/.X11-unix and /tmp/.ICE-unix are), inside one every
     user may enter; removed afterwards with the rest of `open_folder`. Made after this process's grades searched /tmp,
     so the search is not reused while it exists (test_the_search_for_writable_folders_is_reused_and_looked_into)."""
-    from autograder.public import client
+    from autograder.public.client import disk
 
     drop = open_folder / "drop"
     drop.mkdir()
     os.chmod(drop, 0o777)
-    monkeypatch.setattr(client, "SEARCH_REUSED_SECONDS", 0.0)
+    monkeypatch.setattr(disk, "SEARCH_REUSED_SECONDS", 0.0)
     return drop
 
 
 def test_the_search_for_writable_folders_is_reused_and_looked_into(open_folder, monkeypatch):
     """The walk through other users' folders is reused for SEARCH_REUSED_SECONDS; a writable folder made since inside
     one it found is found at once, one made inside another user's folder at the next walk."""
-    from autograder.public import client
+    from autograder.public.client import disk
 
     uid = 65534   # nobody: owns none of these folders
     roots = (str(open_folder),)
     writable = open_folder / "writable"
     writable.mkdir()
     os.chmod(writable, 0o777)
-    assert client.writable_folders(uid, roots) == [str(open_folder), str(writable)]
+    assert disk.writable_folders(uid, roots) == [str(open_folder), str(writable)]
     inside_writable, inside_other = writable / "new", open_folder / "closed" / "new"
     inside_writable.mkdir()
     inside_other.mkdir(parents=True)
     os.chmod(inside_writable, 0o777)
     os.chmod(inside_other, 0o777)
-    assert str(inside_writable) in client.writable_folders(uid, roots)      # looked into every call
-    assert str(inside_other) not in client.writable_folders(uid, roots)     # the walk is reused
-    monkeypatch.setattr(client, "SEARCH_REUSED_SECONDS", 0.0)
-    assert str(inside_other) in client.writable_folders(uid, roots)         # a new walk finds it
+    assert str(inside_writable) in disk.writable_folders(uid, roots)      # looked into every call
+    assert str(inside_other) not in disk.writable_folders(uid, roots)     # the walk is reused
+    monkeypatch.setattr(disk, "SEARCH_REUSED_SECONDS", 0.0)
+    assert str(inside_other) in disk.writable_folders(uid, roots)         # a new walk finds it
 
 
 def test_one_walk_serves_every_sandbox_user(open_folder, monkeypatch):
     """A batch sweeps 16 slots, each of its own sandbox user: the walk through other users' folders is made once for
     all of them. A world-writable folder beneath a folder that user A owns is found for B, not for A (A never enters
     its own folders: they are disk_usage's)."""
-    from autograder.public import client
+    from autograder.public.client import disk
 
     if os.geteuid() != 0:
         pytest.skip("making a folder of another user needs root")
@@ -281,13 +281,13 @@ def test_one_walk_serves_every_sandbox_user(open_folder, monkeypatch):
     os.chown(own, a, a)
     scanned = []
     real_scandir = os.scandir
-    monkeypatch.setattr(client.os, "scandir", lambda path: scanned.append(str(path)) or real_scandir(path))
-    monkeypatch.setattr(client, "_searches", {})
+    monkeypatch.setattr(disk.os, "scandir", lambda path: scanned.append(str(path)) or real_scandir(path))
+    monkeypatch.setattr(disk, "_searches", {})
     roots = (str(open_folder),)
-    assert client.writable_folders(a, roots) == [str(open_folder)]
-    assert client.writable_folders(b, roots) == [str(open_folder), str(drop)]
+    assert disk.writable_folders(a, roots) == [str(open_folder)]
+    assert disk.writable_folders(b, roots) == [str(open_folder), str(drop)]
     for uid in range(1000, 1016):
-        assert client.writable_folders(uid, roots) == [str(open_folder), str(drop)]
+        assert disk.writable_folders(uid, roots) == [str(open_folder), str(drop)]
     assert scanned.count(str(own)) == 1, f"A's folder was listed {scanned.count(str(own))} times for 18 users"
 
 
@@ -373,7 +373,7 @@ def test_A54_the_disk_watchdog_counts_only_what_changed_since_the_worker_started
     """Files of the sandbox user in a shared folder from before the worker's start (a sweep missed them) are not its
     own; one it writes, or an old one it changes, is."""
     user_switch("telling the worker's files in /tmp from the grader's")
-    from autograder.public.client import disk_usage
+    from autograder.public.client.disk import disk_usage
     uid = detect().uid
     old = [shared_drop / f"old-{i}" for i in range(3)]
     for path in old:
@@ -438,9 +438,10 @@ def test_A56_gradescope_writes_results_after_a_grade_that_nested_folders_in_its_
 
 
 def test_A56_removing_and_walking_a_tree_past_path_max(tmp_path):
-    """client.remove_tree deletes a tree 3,000 levels deep with 255-character names, without following a link out
+    """client.disk.remove_tree deletes a tree 3,000 levels deep with 255-character names, without following a link out
     of it; the disk watchdog's walk names such a tree as too deep instead of failing or missing its files."""
-    from autograder.public import client
+    from autograder.public.client import disk
+    from autograder.public.client.errors import FolderTooDeep
 
     top = tmp_path / "tree"
     top.mkdir()
@@ -457,9 +458,9 @@ def test_A56_removing_and_walking_a_tree_past_path_max(tmp_path):
             current = below
         os.symlink(outside, "link", dir_fd=current)
         os.close(current)
-        with pytest.raises(client.FolderTooDeep, match=f"more than {limits.WORKER_FOLDER_DEPTH} levels deep"):
-            client.disk_usage(None, top)
-        client.remove_tree(top)
+        with pytest.raises(FolderTooDeep, match=f"more than {limits.WORKER_FOLDER_DEPTH} levels deep"):
+            disk.disk_usage(None, top)
+        disk.remove_tree(top)
         assert not top.exists()
         assert (outside / "kept").read_text() == "kept"
     finally:   # whatever failed above: pytest's own clean-up of old runs recurses once a level and would fail on it
@@ -468,7 +469,7 @@ def test_A56_removing_and_walking_a_tree_past_path_max(tmp_path):
     shallow = tmp_path / "shallow"
     (shallow / "a" / "b").mkdir(parents=True)
     (shallow / "a" / "b" / "f").write_text("x")
-    assert client.disk_usage(None, shallow)[1] == 3
+    assert disk.disk_usage(None, shallow)[1] == 3
 
 
 # -- A60: file access times, kept by the machine's file system ---------------------------------------------------

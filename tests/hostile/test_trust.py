@@ -31,7 +31,7 @@ from autograder.grader.context import GradingContext, hidden_seed, hidden_test_s
 from autograder.grader.isolation import detect, unprivileged
 from autograder.worker import landlock
 from autograder.public import limits
-from autograder.public.client import describe_exit
+from autograder.public.client.replies import describe_exit
 from shared.scenes import make_scenes
 from tests.hostile import harness
 from tests.hostile.harness import ROOT, assert_contained, build, run_grade
@@ -416,9 +416,9 @@ def test_A34_staging_never_follows_a_link(tmp_path, monkeypatch):
 
 @pytest.mark.caps
 def test_A35_the_worker_s_processes_together_are_held_to_a_memory_limit(tmp_path, monkeypatch):
-    from autograder.public import client
+    from autograder.public.client import interface
 
-    monkeypatch.setattr(client, "TREE_MEMORY_BYTES", 700 * 2 ** 20)
+    monkeypatch.setattr(interface, "TREE_MEMORY_BYTES", 700 * 2 ** 20)
     monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, bleu_call=25.0))
     graded = run_grade(build("A35_memory_of_many_processes", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND)
@@ -431,7 +431,7 @@ def test_A35_the_worker_s_processes_together_are_held_to_a_memory_limit(tmp_path
 def test_A35_the_cheap_reading_of_a_tree_s_memory_never_reads_less_than_the_exact_one():
     """The watchdog reads resident sizes first and the proportional ones only above the limit: sound only while the
     cheap reading bounds the exact one from above (here: this test's own session, torch imported, a forked child)."""
-    from autograder.public.client import tree_memory
+    from autograder.public.client.processes import tree_memory
 
     child = os.fork()
     if child == 0:

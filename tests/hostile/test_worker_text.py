@@ -19,7 +19,8 @@ import pytest
 from autograder.grader.report.html import render_report
 from autograder.grader.results import gradescope_results
 from autograder.public.checks import PUBLIC_ROUND, registered, running_as
-from autograder.public.client import StudentError, _error_fields
+from autograder.public.client import StudentError
+from autograder.public.client.replies import error_fields
 from autograder.public.runner import GRADER_CASES, raised_at
 from autograder.worker import recipes
 from autograder.worker.main import sanitize
@@ -64,7 +65,7 @@ def adopt_orphans():
 
 def located(where: str, module: str = "bleu", source: str = SOURCE) -> StudentError:
     """The StudentError the grader builds from an error message whose traceback text is `where`."""
-    fields = _error_fields({"type": "ValueError", "message": "m", "where": where}, module, source)
+    fields = error_fields({"type": "ValueError", "message": "m", "where": where}, module, source)
     assert fields is not None
     return StudentError(*fields)
 
