@@ -3,7 +3,7 @@
     python benchmarks/epoch_scores.py [--seeds 5] [--first-seed 0] [--part PART ...] [--variants] [--variant NAME ...]
                                       [--threads N ...] [--option KEY=VALUE ...]
 
-A training check stops a run after the first epoch whose captions reach the threshold (autograder/grader/training.py,
+A training check stops a run after the first epoch whose captions reach the threshold (autograder/grader/training/,
 `reached`) instead of always training for the budget's epochs. The grade means the same if every run that reaches
 the threshold at some epoch also ends above it after all its epochs, and every run that never does stays below at
 every epoch. For the reference over training seeds +0 .. +SEEDS-1 (as `python -m autograder.grader.calibrate`) and,

@@ -128,7 +128,7 @@ def run(out: Path) -> dict:
     tr_grids, tr_tokens = data.train.grids, data.train.scenes.tokens
     n_train = len(tr_tokens)
 
-    # The lecture's budget of each trained part is its training check's (autograder/grader/training.py).
+    # The lecture's budget of each trained part is its training check's (autograder/grader/training/).
     part1, part4, part5, part6, part7 = (SPECS[p] for p in ("show_and_tell", "attention", "reinforce", "lstm_a",
                                                             "stylenet"))
 

@@ -58,7 +58,7 @@ def test_a_terminal_shows_the_part_the_check_and_each_training_epoch(tmp_path):
     assert "[1/1] Part 6 lstm_a" in terminal
     assert re.search(r"6\.\d+ \w+ \(training\)", terminal), terminal[-2000:]
     epochs = [int(e) for e in re.findall(r"epoch (\d)/8, loss \d+\.\d{3}", terminal)]
-    # the run ends at the threshold (autograder.grader.training.reached) or after its 8 epochs
+    # the run ends at the threshold (autograder.grader.training.stops_at_threshold) or after its 8 epochs
     assert epochs and epochs == sorted(epochs) and epochs[-1] <= 8, terminal[-2000:]
     assert epochs[-1] < 8, "the reference reaches the threshold before its last epoch (benchmarks/epoch_scores.py)"
     assert "Part 6 lstm_a" in stdout and "epoch" not in stdout    # the table on stdout, unchanged

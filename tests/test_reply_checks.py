@@ -1,4 +1,4 @@
-"""A reply check: a second check graded on the same training run's reply (autograder/grader/training.py,
+"""A reply check: a second check graded on the same training run's reply (autograder/grader/training/,
 ReplyCheck), here Part 1's trained retrieval. Without training: a small split of generated scenes stands in for the
 hidden retrieval split, and hand-made score matrices stand in for what a worker returns."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import torch
 
 from autograder.grader.context import GradingContext
 from autograder.grader.rubric import load as load_rubric
-from autograder.grader.training import SPECS, TrainedRun, retrieval_set, trained_recall_at_1
+from autograder.grader.training import SPECS, TrainedRun, hidden_retrieval_set, trained_recall_at_1
 from autograder.public.compare import CheckFailed
 from autograder.public.training import distinct_scenes
 from autograder.worker.recipes.show_and_tell import RETRIEVAL_BATCH, retrieval_of
@@ -40,7 +40,7 @@ def ctx(tmp_path):
 def sent(in_scene_order: torch.Tensor, ctx) -> dict:
     """The reply of a worker whose scores, with the columns in scene order, are `in_scene_order` (I, C): the
     columns as the worker sees the captions (sent caption c is scene order[c]'s)."""
-    return {"retrieval": {"scores": in_scene_order[:, retrieval_set(ctx).order]}}
+    return {"retrieval": {"scores": in_scene_order[:, hidden_retrieval_set(ctx).order]}}
 
 
 def test_distinct_scenes_leave_each_caption_one_image_it_describes():
@@ -57,7 +57,7 @@ def test_distinct_scenes_leave_each_caption_one_image_it_describes():
 
 
 def test_the_captions_are_sent_in_an_order_only_the_grader_knows(ctx):
-    retrieval = retrieval_set(ctx)
+    retrieval = hidden_retrieval_set(ctx)
     n = len(retrieval.order)
     assert sorted(retrieval.order.tolist()) == list(range(n))
     assert (retrieval.order != torch.arange(n)).float().mean() > 0.9
@@ -65,11 +65,11 @@ def test_the_captions_are_sent_in_an_order_only_the_grader_knows(ctx):
     kept = distinct_scenes(split.scenes.targets, split.scenes.references)
     assert torch.equal(retrieval.captions, split.scenes.tokens[kept][retrieval.order])
     assert torch.equal(retrieval.features, split.grids[kept])
-    assert torch.equal(retrieval_set(ctx).order, retrieval.order)   # the same in every run: deterministic grades
+    assert torch.equal(hidden_retrieval_set(ctx).order, retrieval.order)   # the same in every run: deterministic grades
 
 
 def test_recall_is_computed_in_scene_order(ctx):
-    n = len(retrieval_set(ctx).order)
+    n = len(hidden_retrieval_set(ctx).order)
     right = -torch.rand(n, n, generator=torch.Generator().manual_seed(1), dtype=torch.float64) - 1
     right.fill_diagonal_(0.0)   # each caption's own image scores best
     assert trained_recall_at_1(sent(right, ctx), ctx) == 1.0
@@ -89,7 +89,7 @@ def test_recall_is_computed_in_scene_order(ctx):
 ])
 def test_a_malformed_reply_fails_naming_what_is_wrong(ctx, scores, says):
     if isinstance(scores, str):
-        n = len(retrieval_set(ctx).order)
+        n = len(hidden_retrieval_set(ctx).order)
         scores = torch.zeros(n, n)
         scores[2, 3] = float("nan")
     with pytest.raises(CheckFailed, match=re.escape(says)):
@@ -114,7 +114,7 @@ def test_what_the_student_s_exception_carries_reaches_staff_only(ctx):
 
 
 def test_the_reply_check_judges_the_run_its_training_check_kept(ctx):
-    n = len(retrieval_set(ctx).order)
+    n = len(hidden_retrieval_set(ctx).order)
     right = torch.zeros(n, n, dtype=torch.float64) - 1
     right.fill_diagonal_(0.0)
     RETRIEVAL.judge_kept(TrainedRun(sent(right, ctx), passed=True), SPEC, ctx)

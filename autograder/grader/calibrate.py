@@ -8,7 +8,7 @@ Training seeds are the hidden seed + FIRST .. + FIRST + SEEDS - 1 (two processes
 thread counts change the order of floating-point sums, so the spread is measured at each count students and
 machines may use.
 
-Each part with a training check has its spec in autograder/grader/training.py (SPECS): the reference's run, its
+Each part with a training check has its spec in autograder/grader/training/ (SPECS): the reference's run, its
 score and the threshold.
 """
 from __future__ import annotations

@@ -180,7 +180,7 @@ class GradingContext:
 
     def keep_reply(self, key: str, value) -> None:
         """Keep what a check's recipe returned (or None) under `key` for a later check of the same grading run that
-        grades more of it (a training check's run feeds its reply checks, autograder/grader/training.py). Never
+        grades more of it (a training check's run feeds its reply checks, autograder/grader/training/). Never
         shown: it holds what the student's code returned, validated by the check that reads it."""
         self._replies[key] = value
 

@@ -21,7 +21,7 @@ import torch
 from autograder.grader import rubric as rubric_mod
 from autograder.grader.context import GradingContext
 from autograder.grader.checks import Check, checks_of
-from autograder.grader.isolation import Isolation, detect
+from autograder.grader.isolation import Sandbox, detect
 from autograder.public.checks import Round
 from autograder.public import limits
 from autograder.public.client import Worker, WorkerFactory, copy_runtime, remove_tree
@@ -158,7 +158,7 @@ def grade(submission: Path, options: GradeOptions = GradeOptions(), *, scratch: 
     return report
 
 
-def sandboxed_workers(runtime: Path, isolation: Isolation) -> WorkerFactory:
+def sandboxed_workers(runtime: Path, isolation: Sandbox) -> WorkerFactory:
     """The factory of the grader's workers: a sandboxed worker process running from `runtime` (a copy of the
     worker zone and shared/, client.copy_runtime), isolated by `isolation`."""
     def make(part: str, submission: Path, scratch: Path, references: dict[str, str], deadline: Deadline | None):

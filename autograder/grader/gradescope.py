@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # The installable kit, without tests, notebooks or generated stubs.
 SOURCE_FILES = ("pyproject.toml", "README.md", "shared/*.py", "solutions/*.py", "autograder/*.py",
                 "autograder/worker/**/*.py", "autograder/public/**/*.py", "autograder/grader/*.py",
-                "autograder/grader/*.json", "autograder/grader/checks/*.py", "autograder/grader/hidden/*.json",
+                "autograder/grader/*.json", "autograder/grader/checks/*.py", "autograder/grader/training/*.py",
+                "autograder/grader/hidden/*.json",
                 "autograder/grader/templates/*", "autograder/public/rubric.json",
                 "autograder/public/golden/*.pt")
 TORCH_VERSION = "2.13.0"

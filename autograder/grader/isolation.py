@@ -69,7 +69,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
-class Isolation:
+class Sandbox:
     """The grader's isolation of its workers on this machine (implements autograder.public.client.Isolation)."""
     mode: str                       # "user": a dedicated unprivileged user; "process": same user, own process
     uid: int | None = None
@@ -141,7 +141,7 @@ def _claim_user() -> pwd.struct_passwd | None:
             return None
         _held_slot = handle  # kept open (and locked) until this process exits
         # A sweep before use: a grader killed by its watchdog leaves its workers to the next holder of its user.
-        sweep(Isolation("user", user.pw_uid, user.pw_gid))
+        sweep(Sandbox("user", user.pw_uid, user.pw_gid))
         return user
     return None
 
@@ -159,10 +159,10 @@ def sweep_free_slots() -> None:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 continue
-            sweep(Isolation("user", user.pw_uid, user.pw_gid))
+            sweep(Sandbox("user", user.pw_uid, user.pw_gid))
 
 
-def detect() -> Isolation:
+def detect() -> Sandbox:
     """The strongest isolation this machine allows (decided once per process: a forked child decides anew,
     so it never shares its parent's sandbox user)."""
     return _detect(os.getpid())
@@ -290,13 +290,13 @@ def _namespaces() -> tuple[list[str], bool]:
 
 
 @functools.lru_cache(maxsize=4)
-def _detect(pid: int) -> Isolation:
+def _detect(pid: int) -> Sandbox:
     """detect(), checked by actually starting Python that way."""
     if os.geteuid() == 0:
         net, pids = _namespaces()
         user = _claim_user()
         if user is None:
-            return Isolation("process", note="isolation: separate process with limits (no free sandbox user "
+            return Sandbox("process", note="isolation: separate process with limits (no free sandbox user "
                                              f"{SANDBOX_USER}[-N]: create them once, as root, with "
                                              "scripts/bootstrap.sh or python -m autograder.grader.isolation)")
         # The worker keeps no capability (none now, none through a setuid or file-capability program later).
@@ -309,7 +309,7 @@ def _detect(pid: int) -> Isolation:
             where = "no network (namespace)" if net else "no namespaces (no CAP_SYS_ADMIN): sockets refused by seccomp"
             where += ", own PID namespace" if pids else \
                 ", no PID namespace (other processes out of reach, their /proc files unreadable where Landlock is)"
-            return Isolation("user", user.pw_uid, user.pw_gid, bool(net), tuple(net + switch),
+            return Sandbox("user", user.pw_uid, user.pw_gid, bool(net), tuple(net + switch),
                              private_tmp=PRIVATE_TMP in net, pid_namespace=pids,
                              note=f"isolation: worker runs as {user.pw_name}, no capabilities, {where}; "
                                   f"{confinement_note(PRIVATE_TMP in net, True)}; {_capabilities()}"
@@ -317,7 +317,7 @@ def _detect(pid: int) -> Isolation:
         # Without a user to switch to, the worker still runs as root, but with no capability (it reads what root
         # owns, not what other users keep to themselves, and cannot take over the grader's processes).
         drop = NO_CAPABILITIES if shutil.which("setpriv") and probe(net + NO_CAPABILITIES) else []
-        return Isolation("process", network_namespace=bool(net), prefix=tuple(net + drop),
+        return Sandbox("process", network_namespace=bool(net), prefix=tuple(net + drop),
                          private_tmp=PRIVATE_TMP in net, pid_namespace=pids,
                          note=f"isolation: separate process with limits{', no network' if net else ''}"
                               f"{', own PID namespace' if pids else ''}{', no capabilities' if drop else ''}; "
@@ -327,7 +327,7 @@ def _detect(pid: int) -> Isolation:
     return unprivileged()
 
 
-def unprivileged() -> Isolation:
+def unprivileged() -> Sandbox:
     """The isolation of a grader run without root (a laptop): a separate process with limits, in a user namespace
     with its own network, IPC, mount and PID namespaces where the kernel lets an unprivileged user make one (else
     with its own network only, else none), holding no capability in it. Checked by actually starting Python that
@@ -340,11 +340,11 @@ def unprivileged() -> Isolation:
     for prefix, pids in ((user_net + ["--ipc", "--mount", *PID_NAMESPACE, "--", *no_capabilities], True),
                          (user_net + ["--", *no_capabilities], False)):
         if shutil.which("unshare") and probe(prefix):
-            return Isolation("process", network_namespace=True, prefix=tuple(prefix), pid_namespace=pids,
+            return Sandbox("process", network_namespace=True, prefix=tuple(prefix), pid_namespace=pids,
                              note="isolation: separate process with limits, no network"
                                   f"{', own PID namespace' if pids else ''}; {confinement_note(False, False)} "
                                   "(not root: no user switch)")
-    return Isolation("process", note=f"isolation: separate process with limits; {confinement_note(False, False)} "
+    return Sandbox("process", note=f"isolation: separate process with limits; {confinement_note(False, False)} "
                                      "(not root: no user switch)")
 
 
@@ -432,7 +432,7 @@ def _reap() -> None:
             return
 
 
-def sweep(isolation: Isolation, keep: frozenset[int] = frozenset()) -> int:
+def sweep(isolation: Sandbox, keep: frozenset[int] = frozenset()) -> int:
     """Kill every process of the sandbox user but those in `keep` (a part's zygote and its init, between two workers
     of the part) and delete its files and folders in the temporary folders and in every world-writable folder beneath
     them (client.disk.writable_folders). Returns how many processes were killed. A no-op

@@ -108,7 +108,7 @@ def _check_parts(folder: Path, chosen: list[str], rubric: dict[str, dict[str, En
                  zygote: client.SharedZygote, progress: Progress) -> GradeReport:
     import torch
 
-    from autograder.public.runner import GradeReport, grade_part
+    from autograder.public.runner import GradeReport, run_part_checks
 
     rubric = load_rubric() if rubric is None else rubric
     checks_of = {part: sorted((c for c in public_checks_of(part) if c.name in rubric.get(part, {})),
@@ -126,7 +126,7 @@ def _check_parts(folder: Path, chosen: list[str], rubric: dict[str, dict[str, En
             def start(part=part, deadline=deadline):
                 return client.Worker(part, folder, zygote.folder / part, runtime, client.SEPARATE_PROCESS,
                                      deadline=deadline, shared=zygote)
-            results = grade_part(part, BY_MODULE[part].number, checks_of[part], rubric.get(part, {}), start, None,
+            results = run_part_checks(part, BY_MODULE[part].number, checks_of[part], rubric.get(part, {}), start, None,
                                  progress=progress)
             report.results.extend(results)
             progress.part_done(sum(r.score for r in results), sum(r.max_score for r in results))

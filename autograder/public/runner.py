@@ -222,7 +222,7 @@ def _brief(value, limit: int = 60) -> str:
 def run_check(chk: Check, worker: StudentWorker, ctx, visible: bool, grader_round: Round | None = None) -> Outcome:
     """One check's Outcome: its public round, then, if it passed and `grader_round` is given, the same check on the
     grader's own cases (the public round's output kept as public_round), in the same worker. For a check whose
-    module may keep what it is passed: grade_part runs the grader's rounds in a worker of their own instead."""
+    module may keep what it is passed: run_part_checks runs the grader's rounds in a worker of their own instead."""
     outcome = run_round(chk, worker, ctx, visible, PUBLIC_ROUND)
     if grader_round is None:
         return outcome
@@ -249,7 +249,7 @@ def run_round(chk: Check, worker: StudentWorker, ctx, visible: bool, round: Roun
         return Outcome(False, GRADER_ERROR, "".join(traceback.format_exception(exc))[-3000:])
 
 
-def grade_part(part: str, number: int, checks: list[Check], entries: dict[str, Entry],
+def run_part_checks(part: str, number: int, checks: list[Check], entries: dict[str, Entry],
                start_worker: Callable[[], StudentWorker], ctx, grader_round: Callable[[Check], Round] | None = None,
                progress: Progress | None = None) -> list[CheckResult]:
     """Run `checks` (every one has an entry in `entries`) against one worker of `part`, in order; one result each:

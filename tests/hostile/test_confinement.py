@@ -212,11 +212,11 @@ def test_A46_the_sweep_removes_the_sandbox_user_s_message_queues(tmp_path):
     make = (f"import ctypes, os; libc = ctypes.CDLL(None); libc.mq_open.restype = ctypes.c_int; "
             f"assert libc.mq_open({tag.encode()!r}, os.O_CREAT | os.O_RDWR, 0o600, None) >= 0")
     script = (f"import json, os, subprocess, sys\n"
-              f"from autograder.grader.isolation import Isolation, sweep\n"
+              f"from autograder.grader.isolation import Sandbox, sweep\n"
               f"subprocess.run(['setpriv', '--reuid={isolation.uid}', '--regid={isolation.gid}', '--clear-groups', "
               f"sys.executable, '-c', {make!r}], check=True)\n"
               f"before = os.listdir({str(mounted)!r})\n"
-              f"sweep(Isolation('user', {isolation.uid}, {isolation.gid}))\n"
+              f"sweep(Sandbox('user', {isolation.uid}, {isolation.gid}))\n"
               f"print(json.dumps({{'before': before, 'after': os.listdir({str(mounted)!r})}}))\n")
     done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
                            f"mount -t mqueue mqueue {mounted} && exec \"$@\"", "sh", sys.executable, "-c", script],

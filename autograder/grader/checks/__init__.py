@@ -1,5 +1,5 @@
 """The checks of every part: one module per part for its property checks, and its training check declared in
-autograder/grader/training.py; each registers with autograder.public.checks.check."""
+autograder/grader/training/; each registers with autograder.public.checks.check."""
 from __future__ import annotations
 
 import importlib

@@ -1,6 +1,6 @@
 """The report's figures: matplotlib (Agg) PNGs as data URIs, so a report is one self-contained file.
 
-Every function takes plain data (what the checks kept, see autograder/grader/training.py) and returns a
+Every function takes plain data (what the checks kept, see autograder/grader/training/) and returns a
 figure or a data URI; none reads files or the network."""
 from __future__ import annotations
 

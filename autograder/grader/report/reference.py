@@ -6,7 +6,7 @@ Measured once and committed, not measured in each grading run: the budget's time
 (`GradingContext.budget`) trains one epoch only, which is one point of a curve, and training the reference
 in full in every run would double the cost of each training check. The curves are measured on the public
 data (seed 0, the scenes students train on at home) with the training checks' own recipe (each part's spec in
-autograder/grader/training.py: its reference run, epochs, batch size and learning rate; training seed 0, one
+autograder/grader/training/: its reference run, epochs, batch size and learning rate; training seed 0, one
 thread): a curve
 depends on the data only through its distribution, which the public and the hidden scenes share, and the
 public data holds nothing hidden. Regenerate after changing a part's training recipe; tests/test_report.py

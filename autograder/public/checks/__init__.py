@@ -63,7 +63,7 @@ class Round:
     derived from the hidden test secret, which students cannot know, so a module that returns stored answers for the
     public cases fails it; expected values from the oracle or, where only the reference knows them, from
     `reference(part)`, the grader's reference module of a part. It runs after every public check of the part, in a
-    worker of its own (autograder.public.runner.grade_part), and shows no message of the student's code: its cases
+    worker of its own (autograder.public.runner.run_part_checks), and shows no message of the student's code: its cases
     are not the student's to see."""
     seed: int | None = None
     reference: Callable[[str], object] | None = None

@@ -142,7 +142,7 @@ class Worker(CallLoop):
             self._end_zygote()
             self._start_zygote()
         timeout = deadline.left() if fresh else min(deadline.left(), FORK_SECONDS)
-        # The workers of the public checks and of the grader's rounds of them are forked (runner.grade_part); the
+        # The workers of the public checks and of the grader's rounds of them are forked (runner.run_part_checks); the
         # hidden checks' are a zygote itself (the running one, else a fresh one): a zygote beside a worker costs memory
         # (the pages the worker writes are copied), so it never sits beside the part's largest workers, the hidden
         # checks' training ones.

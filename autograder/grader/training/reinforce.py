@@ -1,0 +1,44 @@
+"""Part 5's training check: hard attention trained by REINFORCE."""
+from __future__ import annotations
+
+from torch import nn
+
+from autograder.grader.context import GradingContext
+from autograder.grader.training.keeping import SHOWN
+from autograder.grader.training.spec import SPECS, TrainingSpec, greedy_reply, training_check
+from autograder.public.training import PUBLISHED
+from shared.training import seed_everything, train
+
+# -- Part 5: hard attention (REINFORCE) ----------------------------------------------------------------------------
+
+def _reinforce_reference(ctx: GradingContext, seed: int, epochs: int, prepared=None) -> nn.Module:
+    from shared.encoder import GRID
+    from solutions.attention import AttnCaptioner, with_coords
+    from solutions.reinforce import HardAttentionLoss
+
+    spec = SPECS["reinforce"]
+    features, tokens = with_coords(ctx.data.train.grids, GRID), ctx.data.train.scenes.tokens
+    seed_everything(seed)
+    model = AttnCaptioner()
+    model.history = train(model, HardAttentionLoss(features, tokens, seed=seed), len(tokens), epochs,
+                          spec.batch_size, lr=spec.lr, seed=seed)
+    return model
+
+
+def _reinforce_reply(model: nn.Module, ctx: GradingContext) -> dict:
+    from shared.encoder import GRID
+    from solutions.attention import with_coords
+    from solutions.reinforce import HardAttentionDecoder
+
+    decoder = HardAttentionDecoder(model)
+    return greedy_reply(decoder, decoder.init_state(with_coords(ctx.data.test.grids, GRID)))
+
+
+training_check(TrainingSpec(
+    part="reinforce", check="trained_hard_attention_reaches_the_threshold",
+    description="Hard attention trained by REINFORCE for {spec.epochs} epochs on hidden scenes reaches the exact-match "
+                "threshold in time.",
+    published=PUBLISHED["reinforce"],
+    train_reference=_reinforce_reference, reference_reply=_reinforce_reply,
+    options={"shown": SHOWN},
+    figures=("hard attention",)))
