@@ -283,12 +283,12 @@ def generate(sources: Path = SOURCES) -> dict[str, str]:
 
 
 def public_rubric_text() -> str:
-    """autograder/public/rubric.json (autograder.grader.rubric.public_document), one check per line."""
+    """autograder/public/rubric.json (autograder.grader.graded_functions.public_document), one check per line."""
     import json
 
-    from autograder.grader import rubric
+    from autograder.grader.graded_functions import public_document
 
-    document = rubric.public_document()
+    document = public_document()
     text = json.dumps(document, indent=1)
     # one line per check: its entry holds no nested object, so it is the innermost braces that start with "points"
     return re.sub(r'\{\n\s+"points"[^{}]*\}', lambda m: json.dumps(json.loads(m.group(0))), text) + "\n"

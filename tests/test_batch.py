@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grader import batch
+from autograder.grader import batch, grades_table
 from autograder.grader.results import was_graded
 from autograder.grader import rubric as rubric_mod
 from autograder.grader.intake import IntakeError, Submission, discover, extract_zip, module_folder
@@ -110,7 +110,7 @@ def test_extraction_limits_and_nested_folders(tmp_path):
         extract_zip(big, tmp_path / "big")
     nested = extract_zip(zip_with(tmp_path / "n.zip", {"a/b/bleu.py": b"", "__MACOSX/a/bleu.py": b""}), tmp_path / "n")
     assert module_folder(nested) == tmp_path / "n" / "a" / "b"
-    assert batch.safe_cell("-1+2") == "'-1+2" and batch.safe_cell(3.5) == "3.5" and batch.safe_cell("a\x00b") == "ab"
+    assert grades_table.safe_cell("-1+2") == "'-1+2" and grades_table.safe_cell(3.5) == "3.5" and grades_table.safe_cell("a\x00b") == "ab"
 
 
 def test_the_summary_shows_distributions_the_most_failed_checks_and_every_submission(graded, tmp_path):
@@ -308,7 +308,7 @@ def test_the_histograms_span_each_maximum_even_when_everyone_scored_zero(tmp_pat
     monkeypatch.setattr(matplotlib.axes.Axes, "hist", hist)
     rows = [{"id": "a", "status": "empty submission", "total": 0.0, **{m: 0.0 for m in MODULES}}]
     batch.write_histograms(rows, tmp_path / "h.png")
-    top = batch.maxima()
+    top = grades_table.maxima()
     assert [r for r, _ in spans] == [(0, top[m]) for m in [*MODULES, "total"]]
     assert all(edge is not None for _, edge in spans)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grader import batch, gradebook
+from autograder.grader import batch, gradebook, grades_table
 from autograder.grader.cli import main
 from autograder.grader.results import write_json_atomic
 
@@ -92,8 +92,8 @@ def class_folder(tmp_path):
     for ident, document in documents.items():
         write_json_atomic(document, out / ident / "results.json")
         submission = batch.Submission(ident, "Ada Lovelace" if ident == "submission_101" else ident, submissions)
-        rows.append(batch.row_from_results(submission, out / ident / "results.json"))
-    batch.write_csv(rows, out / "grades.csv")
+        rows.append(grades_table.row_from_results(submission, out / ident / "results.json"))
+    grades_table.write_csv(rows, out / "grades.csv")
     return submissions, out
 
 
@@ -112,7 +112,7 @@ def test_the_canvas_csv_imports_in_the_shape_canvas_documents(class_folder, tmp_
     with open(path, newline="") as f, open(FIXTURE, newline="") as g:
         assert next(csv.reader(f))[:5] == next(csv.reader(g))[:5]
     assert ours["assignments"] == [("Captioning", "4321")]
-    assert ours["points"] == [batch.maxima()["total"]] and len(fixture["points"]) == len(fixture["assignments"])
+    assert ours["points"] == [grades_table.maxima()["total"]] and len(fixture["points"]) == len(fixture["assignments"])
     by_name = {s["name"]: s for s in ours["students"]}
     # Keyed by the metadata's student id (SIS User ID) and email (SIS Login ID); a group's members share its grade.
     assert by_name["Ada Lovelace"] == {"name": "Ada Lovelace", "keys": {"SIS User ID": "S001",

@@ -140,3 +140,57 @@ def test_what_the_zones_may_import_is_allowed():
                                               "jsonschema", "shared.parts", "torch"))
     assert all(shared_may_import(n) for n in ("shared.vocab", "torch.nn", "numpy", "matplotlib.pyplot", "otter",
                                               "IPython", "hashlib"))
+
+
+# -- no import circle ----------------------------------------------------------------------------------------------
+
+def _kit_imports(source: str, path: str, modules: set[str]) -> set[str]:
+    """The kit's modules that `source` imports anywhere (functions included), but under `if TYPE_CHECKING:`: a name
+    `from package import name` counts as the module package.name where there is one."""
+    tree = ast.parse(source, path)
+    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
+                   and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+                   for statement in node.body for n in ast.walk(statement)}
+    found = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name in modules}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                      for a in node.names if f"{node.module}.{a.name}" in modules or node.module in modules}
+    return found
+
+
+def import_cycle(sources: dict[str, str]) -> tuple[str, ...] | None:
+    """A circle of imports among `sources` ({dotted module name: its source}), or None."""
+    import graphlib
+
+    modules = set(sources)
+    graph = {name: _kit_imports(text, name, modules) - {name} for name, text in sources.items()}
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        return tuple(exc.args[1])
+    return None
+
+
+def kit_sources() -> dict[str, str]:
+    sources = {}
+    for path in sorted([*(ROOT / "autograder").rglob("*.py"), *(ROOT / "shared").glob("*.py")]):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        sources[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path.read_text()
+    return sources
+
+
+def test_no_module_of_the_kit_imports_itself_back_even_lazily():
+    assert import_cycle(kit_sources()) is None
+
+
+def test_an_import_circle_is_found_even_inside_a_function():
+    planted = {"kit.a": "from kit import b\n", "kit.b": "def f():\n    from kit.c import g\n",
+               "kit.c": "import kit.a\n", "kit": ""}
+    assert set(import_cycle(planted)) == {"kit.a", "kit.b", "kit.c"}
+    assert import_cycle({**planted, "kit.c": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import kit.a\n"}) \
+        is None

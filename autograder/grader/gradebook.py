@@ -18,7 +18,7 @@ Two formats:
     (the email), no section, the total. Canvas matches a row by any of its ID columns; a column named without
     "(<id>)" makes Canvas create the assignment. A submission that could not be graded has an empty score, which
     Canvas leaves unchanged.
-Every cell goes through batch.safe_cell: no spreadsheet runs a formula from a student's name.
+Every cell goes through grades_table.safe_cell: no spreadsheet runs a formula from a student's name.
 """
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
+
+from autograder.grader.grades_table import maxima, safe_cell
 
 FORMATS = ("canvas", "long")
 
@@ -83,13 +85,6 @@ def submitters(submissions_root: Path | None) -> dict[str, list[Student]]:
     return found
 
 
-def _batch():
-    """The batch module, imported when used: the command line imports this module's names on every command."""
-    from autograder.grader import batch
-
-    return batch
-
-
 def _rows_of(out: Path) -> list[dict]:
     grades = Path(out) / "grades.csv"
     if not grades.is_file():
@@ -143,7 +138,7 @@ def canvas_rows(out: Path, known: dict[str, list[Student]] | None = None) -> lis
     """The rows after the header: "Points Possible", then one row per student with the submission's total."""
     from autograder.grader.results import was_graded
 
-    rows = [[POINTS_POSSIBLE, "", "", "", "", _batch().maxima()["total"]]]
+    rows = [[POINTS_POSSIBLE, "", "", "", "", maxima()["total"]]]
     for row in _rows_of(out):
         score = float(row["total"]) if was_graded(row) and row.get("total") not in (None, "") else ""
         for person in _people(row, known or {}):
@@ -169,6 +164,6 @@ def write(out: Path, fmt: str, path: Path, submissions_root: Path | None = None,
         writer = csv.writer(f)
         writer.writerow(header)
         for row in rows:
-            writer.writerow([_batch().safe_cell(cell) for cell in row])
+            writer.writerow([safe_cell(cell) for cell in row])
     path.chmod(0o600)   # names and grades: the staff's alone, like grades.csv
     return path

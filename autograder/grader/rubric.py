@@ -36,20 +36,3 @@ def load(path: Path = HERE / "rubric.json") -> dict[str, dict[str, Entry]]:
     return {part: {name: Entry(float(e["points"]), e["visibility"], i + 1)
                    for i, (name, e) in enumerate(spec["checks"].items())}
             for part, spec in data["parts"].items()}
-
-
-def public_document(rubric: dict[str, dict[str, Entry]] | None = None) -> dict:
-    """The public rubric (autograder/public/rubric.json, read by autograder.public.checker): the public checks of each
-    part with their points and their numbers in the full rubric, and each part's points in the full grade (so that a
-    student's `check` says what its total is out of); nothing else of the hidden checks."""
-    from autograder.grader.graded_functions import weighing
-
-    rubric = load() if rubric is None else rubric
-    weighs = weighing(rubric)   # per public check: the hidden and training checks of its functions, counted
-    return {"about": "the public checks' points and numbers, and what else of the grade runs each one's functions "
-                     "(counts and points), generated from the full rubric by python -m instructor "
-                     "notebooks; do not edit by hand",
-            "parts": {part: {"points": sum(e.points for e in entries.values()),
-                             "checks": {name: {"points": e.points, "number": e.number, **weighs[part][name]}
-                                        for name, e in entries.items() if e.visibility == "public"}}
-                      for part, entries in rubric.items()}}

@@ -187,7 +187,7 @@ def submitted_modules(submissions_root: Path) -> dict[str, dict[str, str]]:
 
 def write_table(pairs: list[Pair], path: Path) -> Path:
     """DIR/similarity.csv: one row per pair, highest score first."""
-    from autograder.grader.batch import safe_cell
+    from autograder.grader.grades_table import safe_cell
 
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
@@ -267,7 +267,7 @@ def write(submissions_root: Path, out: Path, threshold: float = THRESHOLD, stubs
     (owner-only); return the pairs."""
     import time
 
-    from autograder.grader.batch import owner_only
+    from autograder.grader.grades_table import owner_only
 
     if not 0 < threshold <= 1:
         raise ValueError(f"--threshold: expected a share in (0, 1], got {threshold}")
@@ -285,7 +285,7 @@ def write(submissions_root: Path, out: Path, threshold: float = THRESHOLD, stubs
 def link_from_summary(submissions_root: Path, out: Path) -> Path | None:
     """Write out/summary.html again, now linking the report, where a batch wrote one (its rows read back from the
     results.json files, as a resumed batch reads them); None where there is no summary."""
-    from autograder.grader.batch import row_from_results
+    from autograder.grader.grades_table import row_from_results
     from autograder.grader.intake import discover
     from autograder.grader.report import write_summary
 

@@ -34,6 +34,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from autograder.grader import grades_table
 from autograder.grader import rubric as rubric_mod
 from autograder.grader.context import GradingContext, hidden_seed
 from autograder.grader.results import gradescope_results, write_json_atomic
@@ -718,13 +719,12 @@ def test_A25_feedback_is_small_and_plain(a25):
 
 
 def test_A25_grades_csv_cells_are_inert(tmp_path):
-    batch = pytest.importorskip("autograder.grader.batch", reason="the batch grading CSV (autograder/grader/batch.py)")
     hostile = '=HYPERLINK("http://example.invalid","x")'
     rows = [{"id": hostile, "name": "@SUM(1+1)*cmd|' /C calc'!A0", "bleu": 3.0, "total": 3.0,
              "status": "-2+3\x1b[2J\x00" + "x" * 10_000},
             {"id": "\t=1+1", "name": "+cmd", "status": "\r=1+1"}]
     path = tmp_path / "grades.csv"
-    batch.write_csv(rows, path)
+    grades_table.write_csv(rows, path)
     with open(path, newline="") as f:
         cells = [cell for row in list(csv.reader(f))[1:] for cell in row]
     for cell in cells:

@@ -24,7 +24,7 @@ import pytest
 import torch
 
 from autograder.__main__ import main as kit
-from autograder.grader import batch
+from autograder.grader import batch, grades_table
 from autograder.grader.intake import Submission
 from autograder.grader.results import was_graded
 from autograder.grader.context import GradingContext, hidden_seed, hidden_test_secret
@@ -627,7 +627,7 @@ def test_a_batch_stops_a_submission_past_its_time_limit_reports_it_and_grades_th
     assert hung["execution_time"] < limit + 10, f"stopped after {hung['execution_time']} s, not at {limit:.0f} s"
     assert not harness.sandbox_processes(), harness.sandbox_processes()
     assert [r["id"] for r in rows] == ["a_hangs", "b_next"] and all(was_graded(r) for r in rows), rows
-    assert float(rows[1]["bleu"]) == batch.maxima()["bleu"], rows[1]
+    assert float(rows[1]["bleu"]) == grades_table.maxima()["bleu"], rows[1]
 
 
 def test_sandbox_users_are_created_at_install_time_never_while_grading(tmp_path, monkeypatch):
