@@ -24,7 +24,7 @@ You write two things, schedule -> model:
 # Generated from the reference lstm_a.py by `python -m instructor stubs`; do not edit by hand.
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F

@@ -10,6 +10,7 @@ single-threaded worker processes (the extra `.[cluster]`), the alternative to th
 uses without --scheduler. On a machine shared with other work the figures stretch: the command prints the
 load average beside them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -60,12 +61,19 @@ def main() -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="captionkit-batch-benchmark-") as tmp:
         klass = make_class(Path(tmp), args.submissions, args.part or list(MODULES))
-        configurations = [(f"--jobs {j} (process pool)" if j > 1 else "--jobs 1 (inline)",
-                           [sys.executable, "-m", "autograder", "batch", str(klass), "--out", "{out}", "--jobs", str(j)])
-                          for j in args.jobs]
+        configurations = [
+            (
+                f"--jobs {j} (process pool)" if j > 1 else "--jobs 1 (inline)",
+                [sys.executable, "-m", "autograder", "batch", str(klass), "--out", "{out}", "--jobs", str(j)],
+            )
+            for j in args.jobs
+        ]
         if args.local_cluster:
-            configurations += [(f"--jobs {j} (dask LocalCluster)", [sys.executable, "-c", LOCAL_CLUSTER, str(klass),
-                                                                    "{out}", str(j)]) for j in args.jobs if j > 1]
+            configurations += [
+                (f"--jobs {j} (dask LocalCluster)", [sys.executable, "-c", LOCAL_CLUSTER, str(klass), "{out}", str(j)])
+                for j in args.jobs
+                if j > 1
+            ]
         for i, (name, command) in enumerate(configurations):
             load = os.getloadavg()[0]
             result = measure([c.replace("{out}", str(Path(tmp) / f"out-{i}")) for c in command])
@@ -74,14 +82,18 @@ def main() -> int:
                 return 1
             rows.append((name, result, load))
     print(f"\n{args.submissions} submissions ({', '.join(args.part or ['all parts'])}), on {os.cpu_count()} cores")
-    print(f"{'configuration':34s} {'CPU s':>7s} {'wall s':>7s} {'subm./CPU-min':>14s} {'speed-up':>9s} "
-          f"{'peak PSS MB':>12s} {'load before':>12s}")
+    print(
+        f"{'configuration':34s} {'CPU s':>7s} {'wall s':>7s} {'subm./CPU-min':>14s} {'speed-up':>9s} "
+        f"{'peak PSS MB':>12s} {'load before':>12s}"
+    )
     base = next((r["wall_seconds"] for name, r, _ in rows if name.startswith("--jobs 1 ")), None)
     for name, r, load in rows:
         per_minute = args.submissions / (r["cpu_seconds"] / 60)
         speed_up = f"{base / r['wall_seconds']:.2f}x" if base else "-"
-        print(f"{name:34s} {r['cpu_seconds']:7.1f} {r['wall_seconds']:7.1f} {per_minute:14.2f} {speed_up:>9s} "
-              f"{r['peak_tree_pss_mb']:12.0f} {load:12.2f}")
+        print(
+            f"{name:34s} {r['cpu_seconds']:7.1f} {r['wall_seconds']:7.1f} {per_minute:14.2f} {speed_up:>9s} "
+            f"{r['peak_tree_pss_mb']:12.0f} {load:12.2f}"
+        )
     return 0
 
 

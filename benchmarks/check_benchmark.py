@@ -11,6 +11,7 @@ benchmark (RUSAGE_CHILDREN: processes whose exit was collected, which `check`'s 
 6 s, one part in at most 2.5 s, `check --train` in at most 60 s, on an idle 2-core machine; the benchmark prints the
 load average first, since a busy machine moves every figure.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,8 +40,9 @@ def timed(tree: Path, arguments: tuple[str, ...]) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the finished process tree) of `python ARGUMENTS` run in `tree`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    subprocess.run([sys.executable, *arguments], cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   check=False)
+    subprocess.run(
+        [sys.executable, *arguments], cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False
+    )
     wall = time.perf_counter() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -61,11 +63,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"load average: {os.getloadavg()[0]:.2f} (1 min); {os.cpu_count()} CPUs; {args.runs} runs of each")
     with tempfile.TemporaryDirectory(prefix="check-benchmark-") as tmp:
         baseline = Path(tmp) / "baseline"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(baseline), args.baseline],
-                       check=True)
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(baseline), args.baseline], check=True
+        )
         try:
             trees = {"this tree": ROOT, args.baseline: baseline}
-            for tree in trees.values():   # a first run of each: Python's caches of the compiled modules
+            for tree in trees.values():  # a first run of each: Python's caches of the compiled modules
                 timed(tree, CASES[1][1])
             print(f"{'case':40s} {'this tree':>18s} {args.baseline:>18s} {'ratio':>6s} {'CPU s (this, base)':>20s}")
             for case, arguments in [*CASES, *([] if args.no_train else [TRAIN])]:
@@ -79,8 +82,10 @@ def main(argv: list[str] | None = None) -> int:
                 cells = [f"{statistics.median(w):6.2f} ({min(w):.2f}-{max(w):.2f})" for w in walls.values()]
                 target = target_of(case)
                 verdict = "" if target is None else f"  target {target:g} s: {'met' if ours <= target else 'MISSED'}"
-                print(f"{case:40s} {cells[0]:>18s} {cells[1]:>18s} {ours / theirs:6.2f} "
-                      f"{cpus['this tree']:9.1f} {cpus[args.baseline]:9.1f}{verdict}")
+                print(
+                    f"{case:40s} {cells[0]:>18s} {cells[1]:>18s} {ours / theirs:6.2f} "
+                    f"{cpus['this tree']:9.1f} {cpus[args.baseline]:9.1f}{verdict}"
+                )
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(baseline)], check=False)
     return 0

@@ -19,6 +19,7 @@ hidden data the grading process builds (one thread).
 --option KEY=VALUE passes one more setting (a JSON value) to the part's training recipe: the hard-attention settings
 docs/thresholds.md measured (autograder/worker/recipes/reinforce.py: mix, lam, blind_start, centre).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,14 +33,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
+from inprocess_worker import InProcessWorker  # noqa: E402
 
 from autograder.grader.context import GradingContext  # noqa: E402
 from autograder.grader.training import SPECS, share_split  # noqa: E402
 from autograder.worker import recipes  # noqa: E402
-from inprocess_worker import InProcessWorker  # noqa: E402
 
 OPTIONS: dict = {}
-STOPPED = ("show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")   # the parts whose runs a threshold stops
+STOPPED = ("show_and_tell", "attention", "reinforce", "lstm_a", "stylenet")  # the parts whose runs a threshold stops
 
 
 def judged(spec, out, ctx: GradingContext) -> tuple[float, bool]:
@@ -56,12 +57,20 @@ def epoch_scores(part: str, submission: Path, ctx: GradingContext, seed: int) ->
     def record(epoch: int, epochs: int, tokens) -> bool:
         scores.append(judged(spec, {"tokens": tokens}, ctx))
         return False
+
     worker = InProcessWorker(part, submission, Path(tempfile.mkdtemp(prefix="captionkit-epochs-")))
     try:
         t0 = time.process_time()
-        out = worker.call(spec.recipe, evaluate=record, data=share_split(ctx), epochs=spec.epochs,
-                          batch_size=spec.batch_size, lr=spec.lr, seed=seed,
-                          **{**spec.published.options, **spec.options, **OPTIONS})
+        out = worker.call(
+            spec.recipe,
+            evaluate=record,
+            data=share_split(ctx),
+            epochs=spec.epochs,
+            batch_size=spec.batch_size,
+            lr=spec.lr,
+            seed=seed,
+            **{**spec.published.options, **spec.options, **OPTIONS},
+        )
         seconds = time.process_time() - t0
     finally:
         worker.close()
@@ -76,10 +85,13 @@ def summary(name: str, epochs: list, seconds: float) -> str:
     lowest_after = min(scores[first:]) if first is not None else None
     full, stopped = epochs[-1][1], first is not None
     dips = "" if first is None or all(p for _, p in epochs[first:]) else " (fails again after)"
-    return (f"| {name} | " + " ".join(f"{s:.3f}{'' if p else '*'}" for s, p in epochs) +
-            f" | {first + 1 if stopped else '-'} | "
-            f"{f'{lowest_after:.3f}' if stopped else '-'}{dips} | {scores[-1]:.3f} | {'pass' if full else 'fail'} | "
-            f"{'pass' if stopped else 'fail'}{'' if full == stopped else ' (DIFFERS)'} | {seconds:.1f} |")
+    return (
+        f"| {name} | "
+        + " ".join(f"{s:.3f}{'' if p else '*'}" for s, p in epochs)
+        + f" | {first + 1 if stopped else '-'} | "
+        f"{f'{lowest_after:.3f}' if stopped else '-'}{dips} | {scores[-1]:.3f} | {'pass' if full else 'fail'} | "
+        f"{'pass' if stopped else 'fail'}{'' if full == stopped else ' (DIFFERS)'} | {seconds:.1f} |"
+    )
 
 
 def variants_of(part: str) -> list:
@@ -95,12 +107,25 @@ def main() -> int:
     parser.add_argument("--first-seed", type=int, default=0, help="the first training seed's offset (default +0)")
     parser.add_argument("--part", action="append", choices=STOPPED)
     parser.add_argument("--variants", action="store_true", help="also every variant of tests/meta of the part")
-    parser.add_argument("--variant", action="append", metavar="NAME",
-                        help="also this variant of tests/meta, over every training seed (repeatable)")
-    parser.add_argument("--threads", type=int, action="append",
-                        help="torch threads of the training runs (repeatable; default 1, as the worker trains)")
-    parser.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                        help="pass KEY=VALUE (a JSON value) to the training recipe (repeatable)")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        metavar="NAME",
+        help="also this variant of tests/meta, over every training seed (repeatable)",
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        action="append",
+        help="torch threads of the training runs (repeatable; default 1, as the worker trains)",
+    )
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="pass KEY=VALUE (a JSON value) to the training recipe (repeatable)",
+    )
     args = parser.parse_args()
     for option in args.option:
         key, _, value = option.partition("=")
@@ -114,30 +139,43 @@ def main() -> int:
     unknown = set(args.variant or ()) - {v.name for part in args.part or STOPPED for v in variants_of(part)}
     if unknown:
         parser.error(f"--variant: no variant of the parts measured is named {', '.join(sorted(unknown))}")
+    from solutions import attention, decoding, show_and_tell  # the references a recipe uses (engine.REFERENCES)
     from tests.meta.variants import make_submission
-    from solutions import attention, decoding, show_and_tell   # the references a recipe uses (engine.REFERENCES)
+
     recipes.REFERENCES.update(decoding=decoding, show_and_tell=show_and_tell, attention=attention)
-    torch.set_num_threads(1)   # the hidden data as the grading process builds it (its encoder cache is per thread count)
+    torch.set_num_threads(1)  # the hidden data as the grading process builds it (its encoder cache is per thread count)
     ctx = GradingContext(Path(tempfile.mkdtemp(prefix="captionkit-epochs-")))
-    ctx.data
+    ctx.data  # noqa: B018 (the property loads the hidden data)
     print(f"hidden data seed {ctx.seed}; training threads {', '.join(map(str, threads))}")
     for part in args.part or STOPPED:
         spec = SPECS[part]
         print(f"\n{part}: threshold {spec.threshold}, {spec.epochs} epochs\n")
-        print("| run | score after each epoch (* verdict fails) | first epoch passing | lowest after | last | "
-              "verdict, all epochs | verdict, stopped | CPU s |")
+        print(
+            "| run | score after each epoch (* verdict fails) | first epoch passing | lowest after | last | "
+            "verdict, all epochs | verdict, stopped | CPU s |"
+        )
         print("|---|---|---|---|---|---|---|---|")
         named = [v for v in variants_of(part) if v.name in (args.variant or ())]
         # seed by seed, so that a measurement cut short holds every model on the seeds it reached
-        runs = [(v, i, n) for i in range(args.first_seed, args.first_seed + args.seeds) for n in threads
-                for v in [None] + named]
+        runs = [
+            (v, i, n)
+            for i in range(args.first_seed, args.first_seed + args.seeds)
+            for n in threads
+            for v in [None] + named
+        ]
         runs += [(v, 0, threads[0]) for v in variants_of(part)] if args.variants else []
         for variant, i, n in runs:
             torch.set_num_threads(n)
-            folder = ROOT / "solutions" if variant is None else \
-                make_submission(Path(tempfile.mkdtemp(prefix="captionkit-variant-")), variant)
-            name = ("reference" if variant is None else f"{'correct' if variant.correct else 'broken'} {variant.name}") \
-                + f", seed +{i}" + (f", {n} threads" if len(threads) > 1 else "")
+            folder = (
+                ROOT / "solutions"
+                if variant is None
+                else make_submission(Path(tempfile.mkdtemp(prefix="captionkit-variant-")), variant)
+            )
+            name = (
+                ("reference" if variant is None else f"{'correct' if variant.correct else 'broken'} {variant.name}")
+                + f", seed +{i}"
+                + (f", {n} threads" if len(threads) > 1 else "")
+            )
             try:
                 scores, seconds = epoch_scores(part, folder, ctx, ctx.seed + i)
             except Exception as exc:  # noqa: BLE001 (a broken variant may fail to train at all)

@@ -10,6 +10,7 @@ container's memory limit counts of the two), and the child's CPU seconds. `impor
 private heap in every process that makes it; a forked child shares those pages with its parent until it writes
 them (Python writes reference counts, so part of them is copied).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -52,11 +53,11 @@ def measure(forked: bool, steps: int) -> dict:
 
     code = CHILD.format(steps=steps)
     if forked:
-        from_parent, to_child = os.pipe()   # os.pipe(): (read end, write end)
+        from_parent, to_child = os.pipe()  # os.pipe(): (read end, write end)
         from_child, to_parent = os.pipe()
         pid = os.fork()
         if pid == 0:
-            try:   # the child never returns into the parent's code, whatever the training does
+            try:  # the child never returns into the parent's code, whatever the training does
                 os.close(to_child)
                 os.close(from_child)
                 os.dup2(from_parent, 0)
@@ -86,22 +87,29 @@ def main() -> int:
     args = parser.parse_args()
     if args.steps < 1:
         parser.error(f"--steps: expected a positive number, got {args.steps}")
-    print(f"{'child':22s} {'parent PSS (anon) MB':>21s} {'child PSS (anon) MB':>20s} {'sum MB':>7s} "
-          f"{'child CPU s':>12s}")
-    for forked in (False, True):   # each way in a parent of its own, so that neither inherits the other's heap
+    print(
+        f"{'child':22s} {'parent PSS (anon) MB':>21s} {'child PSS (anon) MB':>20s} {'sum MB':>7s} {'child CPU s':>12s}"
+    )
+    for forked in (False, True):  # each way in a parent of its own, so that neither inherits the other's heap
         r = measure_in_fresh_parent(forked, args.steps)
         (pp, pa), (cp, ca) = r["parent"], r["child"]
-        print(f"{'forked after the import' if forked else 'a new interpreter':22s} {f'{pp} ({pa})':>21s} "
-              f"{f'{cp} ({ca})':>20s} {pp + cp:7d} {r['child_cpu']:12.2f}")
-    print(f"(load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; "
-          f"this process's own peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB)")
+        print(
+            f"{'forked after the import' if forked else 'a new interpreter':22s} {f'{pp} ({pa})':>21s} "
+            f"{f'{cp} ({ca})':>20s} {pp + cp:7d} {r['child_cpu']:12.2f}"
+        )
+    print(
+        f"(load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores; "
+        f"this process's own peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MB)"
+    )
     return 0
 
 
 def measure_in_fresh_parent(forked: bool, steps: int) -> dict:
     """measure() in a new interpreter of its own, its result read back as a dict literal."""
-    code = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
-            f"import fork_sharing; print(repr(fork_sharing.measure({forked}, {steps})))")
+    code = (
+        f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); "
+        f"import fork_sharing; print(repr(fork_sharing.measure({forked}, {steps})))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     return ast.literal_eval(out.strip().splitlines()[-1])
 

@@ -30,6 +30,7 @@ virtual machine's slow hours show in one or both) and the grade's CPU seconds in
 moves with the kit, not with the hour).
 Gradescope's default container: 1/2 vCPU, 768 MB, 10 minutes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -94,7 +95,7 @@ def _process_cpu(pid: int) -> tuple[tuple[int, int], float] | None:
     tells a process from a later one that got its pid."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()   # after the command name, which may hold spaces
+            fields = f.read().rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
     except (OSError, IndexError):
         return None
     # fields[0] is the state (field 3 of proc(5)): utime and stime are fields 14 and 15, starttime field 22
@@ -135,10 +136,17 @@ def measure(command: list[str]) -> dict:
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     waited = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return dict(command=" ".join(command), returncode=proc.returncode, cpu_seconds=max(sum(cpu_of.values()), waited),
-                waited_cpu_seconds=waited, wall_seconds=wall,
-                peak_tree_pss_mb=peak_pss / 2 ** 20, peak_tree_rss_mb=peak_rss / 2 ** 20, output=output,
-                at_peak=[(pid, p / 2 ** 20, name) for pid, p, name in at_peak])
+    return dict(
+        command=" ".join(command),
+        returncode=proc.returncode,
+        cpu_seconds=max(sum(cpu_of.values()), waited),
+        waited_cpu_seconds=waited,
+        wall_seconds=wall,
+        peak_tree_pss_mb=peak_pss / 2**20,
+        peak_tree_rss_mb=peak_rss / 2**20,
+        output=output,
+        at_peak=[(pid, p / 2**20, name) for pid, p, name in at_peak],
+    )
 
 
 SPIN = "while True: pass"
@@ -209,7 +217,7 @@ def stolen_seconds() -> float:
     """CPU seconds the hypervisor has run others on this machine's CPUs since boot, all CPUs together ("steal" in
     /proc/stat; 0 on bare metal). A virtual machine's slow hours show here, or in the yardstick alone."""
     with open("/proc/stat") as stat:
-        fields = stat.readline().split()   # "cpu user nice system idle iowait irq softirq steal ..."
+        fields = stat.readline().split()  # "cpu user nice system idle iowait irq softirq steal ..."
     return int(fields[8]) / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else 0.0
 
 
@@ -220,8 +228,13 @@ def measure_in(mode: str, command: list[str]) -> dict:
     spinner = subprocess.Popen([sys.executable, "-c", SPIN]) if mode == "loaded" else None
     stolen = stolen_seconds()
     try:
-        return {**measure(command), "mode": mode, "load_before": load, "stolen": stolen_seconds() - stolen,
-                "built_cache": sorted(cached_encodings() - cached)}
+        return {
+            **measure(command),
+            "mode": mode,
+            "load_before": load,
+            "stolen": stolen_seconds() - stolen,
+            "built_cache": sorted(cached_encodings() - cached),
+        }
     finally:
         if spinner is not None:
             spinner.kill()
@@ -237,7 +250,7 @@ def main() -> int:
     if args.runs < 1:
         parser.error(f"--runs: expected a positive number, got {args.runs}")
     root = Path(__file__).resolve().parents[1]
-    sys.path.insert(0, str(root))   # shared/, for the encoder cache's folder
+    sys.path.insert(0, str(root))  # shared/, for the encoder cache's folder
     command = args.command or [sys.executable, "-c", GRADE_WITH_BREAKDOWN, str(root / "solutions")]
     modes = ("quiet", "loaded") if args.mode == "both" else (args.mode,)
     results = []
@@ -248,44 +261,61 @@ def main() -> int:
         results.append({**measure_in(mode, command), "yardstick": yardstick})
     for result in results:
         print(result["output"][-3000:])
-        print(f"mode:           {result['mode']} (load average before: {result['load_before']:.2f} on "
-              f"{os.cpu_count()} cores)")
+        print(
+            f"mode:           {result['mode']} (load average before: {result['load_before']:.2f} on "
+            f"{os.cpu_count()} cores)"
+        )
         print(f"command:        {result['command'].splitlines()[0][:120]}")
         print(f"exit status:    {result['returncode']}")
-        print(f"CPU seconds:    {result['cpu_seconds']:.1f} (target <= 60; of processes waited for: "
-              f"{result['waited_cpu_seconds']:.1f})")
+        print(
+            f"CPU seconds:    {result['cpu_seconds']:.1f} (target <= 60; of processes waited for: "
+            f"{result['waited_cpu_seconds']:.1f})"
+        )
         print(f"wall seconds:   {result['wall_seconds']:.1f}")
         print(f"CPU steal:      {result['stolen']:.1f} s (the machine's CPUs run for others meanwhile, all together)")
         print(f"peak tree PSS:  {result['peak_tree_pss_mb']:.0f} MB (physical memory; target <= 550)")
         print(f"peak tree RSS:  {result['peak_tree_rss_mb']:.0f} MB (shared pages counted per process)")
-        print("at the peak:    " + "\n                ".join(f"{mb:5.0f} MB PSS  pid {pid}  {name}"
-                                                             for pid, mb, name in result["at_peak"]))
+        print(
+            "at the peak:    "
+            + "\n                ".join(f"{mb:5.0f} MB PSS  pid {pid}  {name}" for pid, mb, name in result["at_peak"])
+        )
         if result["built_cache"]:
-            print(f"WARNING:        this run pretrained the encoder and cached its outputs "
-                  f"({', '.join(result['built_cache'])}): a first grade on this machine, not a grade's usual "
-                  "cost. Run the benchmark again.")
+            print(
+                f"WARNING:        this run pretrained the encoder and cached its outputs "
+                f"({', '.join(result['built_cache'])}): a first grade on this machine, not a grade's usual "
+                "cost. Run the benchmark again."
+            )
     if len(results) > 1:
-        print(f"\n{'mode':8s} {'CPU s':>7s} {'wall s':>7s} {'peak PSS MB':>12s} {'peak RSS MB':>12s} {'load before':>12s} "
-              f"{'import torch CPU s':>19s} {'steal s':>8s} {'CPU s / import':>15s}")
+        print(
+            f"\n{'mode':8s} {'CPU s':>7s} {'wall s':>7s} {'peak PSS MB':>12s} {'peak RSS MB':>12s} {'load before':>12s} "
+            f"{'import torch CPU s':>19s} {'steal s':>8s} {'CPU s / import':>15s}"
+        )
         for r in results:
-            print(f"{r['mode']:8s} {r['cpu_seconds']:7.1f} {r['wall_seconds']:7.1f} {r['peak_tree_pss_mb']:12.0f} "
-                  f"{r['peak_tree_rss_mb']:12.0f} {r['load_before']:12.2f} {r['yardstick']:19.2f} {r['stolen']:8.1f} "
-                  f"{r['cpu_seconds'] / r['yardstick']:15.1f}")
+            print(
+                f"{r['mode']:8s} {r['cpu_seconds']:7.1f} {r['wall_seconds']:7.1f} {r['peak_tree_pss_mb']:12.0f} "
+                f"{r['peak_tree_rss_mb']:12.0f} {r['load_before']:12.2f} {r['yardstick']:19.2f} {r['stolen']:8.1f} "
+                f"{r['cpu_seconds'] / r['yardstick']:15.1f}"
+            )
     if args.runs > 1:
-        print(f"\n{'mode':8s} {'runs':>5s} {'CPU s: median (range)':>24s} {'wall s: median (range)':>24s} "
-              f"{'peak PSS MB: median (range)':>28s}")
+        print(
+            f"\n{'mode':8s} {'runs':>5s} {'CPU s: median (range)':>24s} {'wall s: median (range)':>24s} "
+            f"{'peak PSS MB: median (range)':>28s}"
+        )
         for mode in modes:
             of = [r for r in results if r["mode"] == mode]
             cells = []
             for key, digits in (("cpu_seconds", 1), ("wall_seconds", 1), ("peak_tree_pss_mb", 0)):
                 values = [r[key] for r in of]
-                cells.append(f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f} .. "
-                             f"{max(values):.{digits}f})")
+                cells.append(
+                    f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f} .. {max(values):.{digits}f})"
+                )
             print(f"{mode:8s} {len(of):5d} {cells[0]:>24s} {cells[1]:>24s} {cells[2]:>28s}")
     sticks = [r["yardstick"] for r in results]
-    print(f"\nthis machine: `import torch` in a fresh interpreter took {statistics.median(sticks):.2f} CPU s (median of "
-          f"{len(sticks)}, one before each run: {min(sticks):.2f} .. {max(sticks):.2f}): compare a grade's CPU seconds "
-          "across machines and days with it")
+    print(
+        f"\nthis machine: `import torch` in a fresh interpreter took {statistics.median(sticks):.2f} CPU s (median of "
+        f"{len(sticks)}, one before each run: {min(sticks):.2f} .. {max(sticks):.2f}): compare a grade's CPU seconds "
+        "across machines and days with it"
+    )
     return max(r["returncode"] for r in results)
 
 

@@ -6,6 +6,7 @@ the kit's package: nothing the kit ships can grade without the sandbox.
 
     python benchmarks/inprocess_worker.py SUBMISSION [--part PART ...]   # grade in-process, print the table
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,7 +39,7 @@ class InProcessWorker:
         self.registry = recipes.load(module)
 
     alive = True
-    deadline = None   # no time limits: nothing can stop code running in this process
+    deadline = None  # no time limits: nothing can stop code running in this process
 
     def call(self, recipe: str, timeout: float | None = None, deadline=None, evaluate=None, **kwargs):
         import torch
@@ -46,7 +47,8 @@ class InProcessWorker:
         fn = self.registry[recipe]
         torch.manual_seed(0)
         recipes._report_progress = lambda epoch, epochs, loss, tokens=None: (
-            evaluate is not None and tokens is not None and evaluate(epoch, epochs, sanitize(tokens)) is True)
+            evaluate is not None and tokens is not None and evaluate(epoch, epochs, sanitize(tokens)) is True
+        )
         try:
             with forbid(*fn.forbid):
                 return sanitize(fn(self.student, **kwargs))
@@ -62,14 +64,15 @@ class InProcessWorker:
         pass
 
     def serve_hidden(self) -> None:
-        pass   # the references are this process's own `solutions` package, for every check
+        pass  # the references are this process's own `solutions` package, for every check
 
     def close(self) -> None:
         sys.modules.pop(f"_inprocess_{self.module}", None)
 
 
-def in_process_workers(part: str, submission: Path, scratch: Path, references: dict[str, str],
-                       deadline) -> InProcessWorker:
+def in_process_workers(
+    part: str, submission: Path, scratch: Path, references: dict[str, str], deadline
+) -> InProcessWorker:
     """A worker factory (autograder.public.client.WorkerFactory) for engine.grade: every part in this process.
     The references of earlier parts are this process's own `solutions` package."""
     for name in references:
@@ -86,8 +89,9 @@ def main() -> int:
     parser.add_argument("submission", type=Path)
     parser.add_argument("--part", action="append", choices=MODULES, help="grade only this part (repeatable)")
     args = parser.parse_args()
-    report = grade(args.submission, GradeOptions(parts=tuple(args.part) if args.part else None),
-                   worker_factory=in_process_workers)
+    report = grade(
+        args.submission, GradeOptions(parts=tuple(args.part) if args.part else None), worker_factory=in_process_workers
+    )
     print(table(report))
     return 0
 

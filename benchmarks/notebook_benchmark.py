@@ -10,6 +10,7 @@ kernel of this interpreter. Prints one line per notebook: wall seconds, the kern
 other load on the machine inflates the wall time much more than these), the load average while it ran, errors, and
 whether the wall time met the target. On a loaded machine compare the CPU seconds with the target.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,11 +54,14 @@ def run_part(part: str, work: Path, specs: Path, env: dict[str, str]) -> tuple[f
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--part", action="append", choices=MODULES, help="a part (default: all seven)")
-    parser.add_argument("--one-core", action="store_true",
-                        help="hold this process and the kernels it starts to the first core it may use")
+    parser.add_argument(
+        "--one-core",
+        action="store_true",
+        help="hold this process and the kernels it starts to the first core it may use",
+    )
     args = parser.parse_args(argv)
     mode = "one core" if args.one_core else "two cores"
-    if args.one_core:   # as `taskset -c 0`: the kernel inherits the affinity
+    if args.one_core:  # as `taskset -c 0`: the kernel inherits the affinity
         os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     target = TARGET_SECONDS[mode]
     with tempfile.TemporaryDirectory(prefix="captionkit-notebooks-") as tmp:
@@ -66,18 +70,23 @@ def main(argv: list[str] | None = None) -> int:
             shutil.copytree(ROOT / folder, work / folder, ignore=shutil.ignore_patterns("__pycache__", ".*", "*.pyc"))
         specs = kernel_spec(work / "kernels", KERNEL)
         env = notebook_env(work)
-        warm_data_cache(env, work)   # one thread, as the kernel's shared.notebook.setup sets it (the cache's key)
-        if not args.one_core:   # a student's kernel, whose environment sets no thread count
+        warm_data_cache(env, work)  # one thread, as the kernel's shared.notebook.setup sets it (the cache's key)
+        if not args.one_core:  # a student's kernel, whose environment sets no thread count
             env = {k: v for k, v in env.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
         over = 0
-        print(f"{mode} ({len(os.sched_getaffinity(0))} usable of {os.cpu_count()}), target {target} s wall per notebook")
+        print(
+            f"{mode} ({len(os.sched_getaffinity(0))} usable of {os.cpu_count()}), target {target} s wall per notebook"
+        )
         for part in args.part or MODULES:
             load = os.getloadavg()[0]
             wall, cpu, errors = run_part(part, work, specs, env)
             over += wall > target or errors > 0
-            print(f"solutions/{part + '.ipynb':20s} wall {wall:6.1f} s  CPU {cpu:6.1f} s  load before "
-                  f"{load:4.2f} after {os.getloadavg()[0]:4.2f}  errors {errors}  "
-                  f"{'over' if wall > target else 'within'} the {target} s target", flush=True)
+            print(
+                f"solutions/{part + '.ipynb':20s} wall {wall:6.1f} s  CPU {cpu:6.1f} s  load before "
+                f"{load:4.2f} after {os.getloadavg()[0]:4.2f}  errors {errors}  "
+                f"{'over' if wall > target else 'within'} the {target} s target",
+                flush=True,
+            )
     return 1 if over else 0
 
 

@@ -13,6 +13,7 @@ Prints, per training seed, both runs' exact match on the test scenes after every
 `--data`: the public scenes (load_data's defaults), the hidden ones (the grader's seed.json), or TRAIN:TEST seeds of
 another draw (its encoder is pretrained and cached on first use).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,11 +27,11 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
+from autograder.worker.recipes.reinforce import _blind  # noqa: E402
 from shared.encoder import GRID, load_data  # noqa: E402
 from shared.metrics import exact_match  # noqa: E402
 from shared.training import seed_everything, train  # noqa: E402
 from shared.vocab import T_MAX, decode_batch  # noqa: E402
-from autograder.worker.recipes.reinforce import _blind  # noqa: E402
 from solutions import attention, decoding, reinforce  # noqa: E402
 
 
@@ -53,6 +54,7 @@ def reverse_the_attention_signal(model) -> None:
     def reversed_step(state):
         context, weights = attention_step(state)
         return context, ReversedGradient.apply(weights)
+
     model.attention_step = reversed_step
 
 
@@ -64,7 +66,7 @@ def run(data, seed: int, epochs: int, lam: float, mix: float, blind: bool, rever
     seed_everything(seed)
     model = attention.AttnCaptioner()
     if blind:
-        model.init_state = _blind(model.init_state)   # the recipe's blind start (--option blind_start=true)
+        model.init_state = _blind(model.init_state)  # the recipe's blind start (--option blind_start=true)
     if reversed_signal:
         reverse_the_attention_signal(model)
     scores = []
@@ -76,8 +78,17 @@ def run(data, seed: int, epochs: int, lam: float, mix: float, blind: bool, rever
             captions = decode_batch(decoding.greedy_decode(decoder, decoder.init_state(test_features), T_MAX))
         model.train()
         scores.append(exact_match(captions, data.test.scenes.references))
-    train(model, reinforce.HardAttentionLoss(features, tokens, seed=seed, mix=mix, lam=lam), len(tokens), epochs, 64,
-          lr=3e-3, seed=seed, on_epoch=on_epoch)
+
+    train(
+        model,
+        reinforce.HardAttentionLoss(features, tokens, seed=seed, mix=mix, lam=lam),
+        len(tokens),
+        epochs,
+        64,
+        lr=3e-3,
+        seed=seed,
+        on_epoch=on_epoch,
+    )
     return scores
 
 
@@ -105,8 +116,10 @@ def main() -> int:
         except ValueError:
             parser.error(f"--data: expected public, hidden or TRAIN:TEST (two integers), got {args.data!r}")
         data, base = load_data(train_seed=train_seed, test_seed=test_seed), 0
-    print(f"data {args.data}; lam {args.lam}, mix {args.mix}, {'own' if args.not_blind else 'blind'} start, "
-          f"{args.epochs} epochs; exact match after each epoch\n")
+    print(
+        f"data {args.data}; lam {args.lam}, mix {args.mix}, {'own' if args.not_blind else 'blind'} start, "
+        f"{args.epochs} epochs; exact match after each epoch\n"
+    )
     print("| training seed | run | exact match after each epoch | last | CPU s |")
     print("|---|---|---|---|---|")
     for i in range(args.first_seed, args.first_seed + args.seeds):
@@ -116,8 +129,11 @@ def main() -> int:
             scores = run(data, base + i, args.epochs, args.lam, args.mix, not args.not_blind, reversed_signal)
             name = "reversed" if reversed_signal else "as is"
             last[name] = scores[-1]
-            print(f"| +{i} | {name} | {' '.join(f'{s:.3f}' for s in scores)} | {scores[-1]:.3f} | "
-                  f"{time.process_time() - t0:.0f} |", flush=True)
+            print(
+                f"| +{i} | {name} | {' '.join(f'{s:.3f}' for s in scores)} | {scores[-1]:.3f} | "
+                f"{time.process_time() - t0:.0f} |",
+                flush=True,
+            )
         print(f"| +{i} | lead | | {last['as is'] - last['reversed']:.3f} | |", flush=True)
     return 0
 

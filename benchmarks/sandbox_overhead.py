@@ -4,6 +4,7 @@ seconds and peak memory of the whole process tree), measured in one run.
 
     python benchmarks/sandbox_overhead.py [--calls 300] [--part PART ...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -19,7 +20,6 @@ import torch
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from grade_benchmark import measure  # noqa: E402
-
 from inprocess_worker import InProcessWorker  # noqa: E402
 
 from autograder.grader.isolation import detect  # noqa: E402
@@ -57,21 +57,34 @@ def main() -> int:
         sandboxed.close()
     med_s, med_i = statistics.median(sandbox_times), statistics.median(inside_times)
     print(f"\none recipe call (decoding.greedy_toy, {args.calls} calls):")
-    print(f"  sandboxed median {med_s * 1e3:.2f} ms, in-process median {med_i * 1e3:.2f} ms, "
-          f"overhead {1e3 * (med_s - med_i):.2f} ms per call")
+    print(
+        f"  sandboxed median {med_s * 1e3:.2f} ms, in-process median {med_i * 1e3:.2f} ms, "
+        f"overhead {1e3 * (med_s - med_i):.2f} ms per call"
+    )
     print(f"  worker start-up (a fresh sandboxed worker, imports torch): {start_up:.2f} s")
 
     parts = [a for p in (args.part or []) for a in ("--part", p)]
     sandboxed_grade = [sys.executable, "-m", "autograder", "grade", str(ROOT / "solutions"), *parts]
-    in_process_grade = [sys.executable, str(ROOT / "benchmarks" / "inprocess_worker.py"), str(ROOT / "solutions"), *parts]
+    in_process_grade = [
+        sys.executable,
+        str(ROOT / "benchmarks" / "inprocess_worker.py"),
+        str(ROOT / "solutions"),
+        *parts,
+    ]
     rows = {"sandboxed": measure(sandboxed_grade), "in-process": measure(in_process_grade)}
-    print(f"\n{'full grade of the reference':28s} {'CPU s':>8s} {'wall s':>8s} {'peak PSS MB':>12s} {'peak RSS MB':>12s}")
+    print(
+        f"\n{'full grade of the reference':28s} {'CPU s':>8s} {'wall s':>8s} {'peak PSS MB':>12s} {'peak RSS MB':>12s}"
+    )
     for name, r in rows.items():
-        print(f"{name:28s} {r['cpu_seconds']:8.1f} {r['wall_seconds']:8.1f} {r['peak_tree_pss_mb']:12.0f} "
-              f"{r['peak_tree_rss_mb']:12.0f}")
+        print(
+            f"{name:28s} {r['cpu_seconds']:8.1f} {r['wall_seconds']:8.1f} {r['peak_tree_pss_mb']:12.0f} "
+            f"{r['peak_tree_rss_mb']:12.0f}"
+        )
     s, i = rows["sandboxed"], rows["in-process"]
-    print(f"ratio sandboxed / in-process: wall {s['wall_seconds'] / i['wall_seconds']:.2f}x, "
-          f"CPU {s['cpu_seconds'] / i['cpu_seconds']:.2f}x (target: at most 1.2x)")
+    print(
+        f"ratio sandboxed / in-process: wall {s['wall_seconds'] / i['wall_seconds']:.2f}x, "
+        f"CPU {s['cpu_seconds'] / i['cpu_seconds']:.2f}x (target: at most 1.2x)"
+    )
     return 0
 
 

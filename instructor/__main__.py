@@ -1,5 +1,6 @@
 """Instructor command line: `python -m instructor {stubs [--check], lint, notebooks [--check], golden [--check],
 reproduce, nbgrader-course, handout, secret-sweep, written-pdf}`."""
+
 import argparse
 import sys
 

@@ -1,5 +1,6 @@
 """Figures of the reproduction report: the claims table, training curves, beam widths, the image-path
 gradient and the LSTM-A variants. Each figure reads only the report dictionary."""
+
 from __future__ import annotations
 
 import textwrap
@@ -14,12 +15,24 @@ from shared.plotting import loss_curves
 
 
 def claims_table(report: dict):
-    rows = [[textwrap.fill(c["claim"], 60), textwrap.fill(c["lecture"], 28), textwrap.fill(c["measured"], 28),
-             "yes" if c["holds"] else "NO"] for c in report["claims"]]
+    rows = [
+        [
+            textwrap.fill(c["claim"], 60),
+            textwrap.fill(c["lecture"], 28),
+            textwrap.fill(c["measured"], 28),
+            "yes" if c["holds"] else "NO",
+        ]
+        for c in report["claims"]
+    ]
     fig, ax = plt.subplots(figsize=(13, 0.62 * len(rows) + 1))
     ax.axis("off")
-    table = ax.table(cellText=rows, colLabels=["claim", "lecture", "measured", "holds"], loc="center",
-                     cellLoc="left", colWidths=[0.5, 0.22, 0.22, 0.06])
+    table = ax.table(
+        cellText=rows,
+        colLabels=["claim", "lecture", "measured", "holds"],
+        loc="center",
+        cellLoc="left",
+        colWidths=[0.5, 0.22, 0.22, 0.06],
+    )
     table.auto_set_font_size(False)
     table.set_fontsize(8)
     table.scale(1, 2.6)

@@ -7,6 +7,7 @@ This command computes them with the reference solutions and writes the files; --
 when a stored file differs from what the reference gives now (tests/test_public_checks.py runs it), as `stubs --check`
 does for the stubs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,8 +44,12 @@ def differences(stored: bytes, computed: bytes) -> list[str]:
 
 def _compare(where: str, old, new):
     if isinstance(new, torch.Tensor):
-        if not (isinstance(old, torch.Tensor) and old.shape == new.shape and old.dtype == new.dtype
-                and torch.allclose(old, new, **TOLERANCE)):
+        if not (
+            isinstance(old, torch.Tensor)
+            and old.shape == new.shape
+            and old.dtype == new.dtype
+            and torch.allclose(old, new, **TOLERANCE)
+        ):
             yield f"{where or 'the file'}: the values differ"
     elif isinstance(new, dict):
         if not isinstance(old, dict) or set(old) != set(new):
@@ -78,14 +83,19 @@ def run(check: bool = False) -> int:
             path.write_bytes(computed)
             print(f"wrote {rel} ({len(computed) // 1024} KB)")
     if check:
-        print(f"golden: {len(PARTS) - stale} of {len(PARTS)} files up to date"
-              + ("; regenerate with `python -m instructor golden`" if stale else ""))
+        print(
+            f"golden: {len(PARTS) - stale} of {len(PARTS)} files up to date"
+            + ("; regenerate with `python -m instructor golden`" if stale else "")
+        )
     return 1 if stale else 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `golden` command to the instructor CLI."""
     command = subparsers.add_parser("golden", help="compute the golden data of the public checks from the reference")
-    command.add_argument("--check", action="store_true",
-                         help="write nothing; exit 1 if a stored golden file differs from the reference's answers")
+    command.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if a stored golden file differs from the reference's answers",
+    )
     command.set_defaults(run=lambda args: run(args.check))

@@ -23,6 +23,7 @@ The build refuses, with one line saying what to run, when a stub, a notebook, an
 differs from what its source generates now, or when a golden file is missing, unreadable, older than its checks or
 different from the reference's answers.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,9 +41,13 @@ ROOT = Path(__file__).resolve().parent.parent
 FILES = Path(__file__).resolve().parent / "handout_files"
 # The kit's code a student holds (glob patterns from the kit's root), besides the shared modules it imports and
 # the golden files: the public zone and the worker zone (docs/grader.md), nothing else.
-CODE = ("autograder/__init__.py", "autograder/worker/**/*.py", "autograder/public/**/*.py",
-        "autograder/public/rubric.json")
-CHECKER = "autograder.public"     # `python -m autograder.public check`
+CODE = (
+    "autograder/__init__.py",
+    "autograder/worker/**/*.py",
+    "autograder/public/**/*.py",
+    "autograder/public/rubric.json",
+)
+CHECKER = "autograder.public"  # `python -m autograder.public check`
 # The distributions a student installs (their versions: pyproject.toml), in the order install.py installs them.
 STUDENT_PACKAGES = ("torch", "numpy", "matplotlib", "hypothesis", "otter-grader", "ipykernel", "tqdm", "pyseccomp")
 # ... and one pyproject.toml does not name: a Jupyter to open the notebooks in (no version: Colab's stays).
@@ -55,6 +60,7 @@ class HandoutError(Exception):
 
 
 # -- what goes in ------------------------------------------------------------------------------------------------
+
 
 def _stubs() -> dict[str, bytes]:
     from instructor.stubs import StubDrift, committed_stubs
@@ -71,8 +77,9 @@ def _notebooks() -> dict[str, bytes]:
 
     drifted = notebooks.drift(ROOT, notebooks.generate())
     if drifted:
-        raise HandoutError(f"{sorted(drifted)[0]} differs from what its source generates: run "
-                           "`python -m instructor notebooks` first")
+        raise HandoutError(
+            f"{sorted(drifted)[0]} differs from what its source generates: run `python -m instructor notebooks` first"
+        )
     missing = notebooks.figure_drift(ROOT)
     if missing:
         raise HandoutError(next(iter(missing.values())).strip())
@@ -100,8 +107,10 @@ def golden_files() -> dict[str, bytes]:
         data = golden.path_of(part).read_bytes()
         differences = golden_command.differences(data, golden_command.compute(part))
         if differences:
-            raise HandoutError(f"autograder/public/golden/{part}.pt differs from the reference's answers "
-                               f"({differences[0]}): {golden.REGENERATE}")
+            raise HandoutError(
+                f"autograder/public/golden/{part}.pt differs from the reference's answers "
+                f"({differences[0]}): {golden.REGENERATE}"
+            )
         files[f"autograder/public/golden/{part}.pt"] = data
     return files
 
@@ -165,7 +174,7 @@ def requirements_text() -> str:
     `notebooks` extra), then FRONT_END."""
     try:
         import tomllib
-    except ModuleNotFoundError:   # Python 3.10
+    except ModuleNotFoundError:  # Python 3.10
         from pip._vendor import tomli as tomllib
 
     from autograder.grader.gradescope import hypothesis_version
@@ -180,18 +189,24 @@ def requirements_text() -> str:
     # algorithm, so only then does `check` at the student's desk draw what the grader's public round draws.
     by_name["hypothesis"] = f"hypothesis=={hypothesis_version()}"
     lines = [by_name[name] for name in STUDENT_PACKAGES] + [FRONT_END]
-    return ("# What the assignment needs; `python install.py` installs those that are missing (generated from the\n"
-            "# kit's pyproject.toml by `python -m instructor handout`; hypothesis is the release the grader runs, with\n"
-            "# which the public checks draw the grader's very cases).\n" + "\n".join(lines) + "\n")
+    return (
+        "# What the assignment needs; `python install.py` installs those that are missing (generated from the\n"
+        "# kit's pyproject.toml by `python -m instructor handout`; hypothesis is the release the grader runs, with\n"
+        "# which the public checks draw the grader's very cases).\n" + "\n".join(lines) + "\n"
+    )
 
 
 def _points() -> dict[str, tuple[float, float]]:
     """{part: (public points, all points)} in the rubric."""
     from autograder.grader import rubric
 
-    return {part: (sum(e.points for e in entries.values() if e.visibility == "public"),
-                   sum(e.points for e in entries.values()))
-            for part, entries in rubric.load().items()}
+    return {
+        part: (
+            sum(e.points for e in entries.values() if e.visibility == "public"),
+            sum(e.points for e in entries.values()),
+        )
+        for part, entries in rubric.load().items()
+    }
 
 
 def readme_text() -> str:
@@ -200,13 +215,23 @@ def readme_text() -> str:
     from autograder.grader.training import SPECS
 
     points = _points()
-    rows = "\n".join(f"| {p.number}. {p.title} | `{p.module}.py` | `{p.module}.ipynb` | {points[p.module][0]:g} "
-                     f"| {points[p.module][1]:g} |" for p in PARTS)
+    rows = "\n".join(
+        f"| {p.number}. {p.title} | `{p.module}.py` | `{p.module}.ipynb` | {points[p.module][0]:g} "
+        f"| {points[p.module][1]:g} |"
+        for p in PARTS
+    )
     trained = ", ".join(str(BY_MODULE[part].number) for part in MODULES if part in SPECS)
-    return templates.render("README.md", folder=FILES, GENERATED=GENERATED, PARTS=rows,
-                            PUBLIC=f"{sum(p for p, _ in points.values()):g}",
-                            TOTAL=f"{sum(t for _, t in points.values()):g}", TRAINED=trained, CHECKER=CHECKER,
-                            MODULES=", ".join(f"`{m}.py`" for m in MODULES))
+    return templates.render(
+        "README.md",
+        folder=FILES,
+        GENERATED=GENERATED,
+        PARTS=rows,
+        PUBLIC=f"{sum(p for p, _ in points.values()):g}",
+        TOTAL=f"{sum(t for _, t in points.values()):g}",
+        TRAINED=trained,
+        CHECKER=CHECKER,
+        MODULES=", ".join(f"`{m}.py`" for m in MODULES),
+    )
 
 
 def checker_files(students: dict[str, bytes]) -> dict[str, bytes]:
@@ -221,8 +246,11 @@ def checker_files(students: dict[str, bytes]) -> dict[str, bytes]:
 def build() -> dict[str, bytes]:
     """Every file of the handout: {path inside the handout (POSIX): content}. HandoutError when the kit cannot be
     handed out as it is (a drifted stub or notebook, a bad golden file)."""
-    files = {"README.md": readme_text().encode(), "install.py": (FILES / "install.py").read_bytes(),
-             "requirements.txt": requirements_text().encode()}
+    files = {
+        "README.md": readme_text().encode(),
+        "install.py": (FILES / "install.py").read_bytes(),
+        "requirements.txt": requirements_text().encode(),
+    }
     files |= _stubs()
     files |= _notebooks()
     files |= checker_files(files)
@@ -239,7 +267,7 @@ def refuse_rubrics(files: dict[str, bytes]) -> None:
 
     def readable(name: str, data: bytes) -> str:
         text = data.decode("utf-8", "replace")
-        if name.endswith(".ipynb"):   # the cells' text, not its JSON escapes
+        if name.endswith(".ipynb"):  # the cells' text, not its JSON escapes
             text = "\n".join("".join(c.get("source", "")) for c in json.loads(text).get("cells", []))
         return " ".join(text.split())
 
@@ -248,11 +276,14 @@ def refuse_rubrics(files: dict[str, bytes]) -> None:
         words = " ".join(criterion.split())
         for name, text in texts.items():
             if words in text:
-                raise HandoutError(f"{name} holds the staff rubric of a written question ({words[:60]}...); "
-                                   "rubrics stay in instructor/rubrics/")
+                raise HandoutError(
+                    f"{name} holds the staff rubric of a written question ({words[:60]}...); "
+                    "rubrics stay in instructor/rubrics/"
+                )
 
 
 # -- where it goes -----------------------------------------------------------------------------------------------
+
 
 def write_folder(files: dict[str, bytes], out: Path) -> Path:
     """Write `files` into the folder `out`: a new or empty folder, or a handout written before (replaced whole)."""

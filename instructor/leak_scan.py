@@ -18,6 +18,7 @@ Gradescope zip that student code can read):
   "staff-only" (a comment `# Staff-only: ...`, `<!-- staff only -->`), and no copy of such a file of the kit's
   instructor/ tree under another name.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,22 +35,25 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-RUN = 3             # consecutive non-trivial solution lines that make a leak
-MEANINGFUL = 3      # tokens (brackets, commas, colons and dots left out) a line needs to be non-trivial
+RUN = 3  # consecutive non-trivial solution lines that make a leak
+MEANINGFUL = 3  # tokens (brackets, commas, colons and dots left out) a line needs to be non-trivial
 NAME, STRING = "$n", "$s"
 KEPT_NAMES = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins))
 PUNCTUATION = frozenset("()[]{},:.;")
 # A file of the instructor tree that says so in its first lines is staff-only, wherever it lies.
 STAFF_ONLY_MARK = "staff-only"
-STAFF_ONLY_LINE = re.compile(r"^\W*staff[- ]only\b", re.IGNORECASE)   # "# Staff-only: ...", "<!-- staff only -->"
+STAFF_ONLY_LINE = re.compile(r"^\W*staff[- ]only\b", re.IGNORECASE)  # "# Staff-only: ...", "<!-- staff only -->"
 STAFF_FOLDERS = ("rubrics",)
-_TOKEN = re.compile(r"""(?P<string>[rRbBuUfF]{0,2}("[^"]*"?|'[^']*'?))|(?P<name>[A-Za-z_]\w*)|(?P<number>\d[\w.]*)"""
-                    r"""|(?P<op>\*\*=?|//=?|->|[-+*/%@&|^<>=!]=|<<|>>|:=|\S)""")
+_TOKEN = re.compile(
+    r"""(?P<string>[rRbBuUfF]{0,2}("[^"]*"?|'[^']*'?))|(?P<name>[A-Za-z_]\w*)|(?P<number>\d[\w.]*)"""
+    r"""|(?P<op>\*\*=?|//=?|->|[-+*/%@&|^<>=!]=|<<|>>|:=|\S)"""
+)
 
 
 @dataclass(frozen=True)
 class Line:
     """One non-trivial line: where it is and its normalised tokens."""
+
     path: str
     number: int
     text: str
@@ -59,14 +63,17 @@ class Line:
 @dataclass(frozen=True)
 class Leak:
     """A run of solution lines found in a student file."""
-    region: str          # "solutions/attention.py:152 (AttnCaptioner.forward)"
-    path: str            # the student file
-    lines: tuple[Line, ...]   # the solution's lines of the run
-    found: tuple[Line, ...]   # the student file's lines of the run
+
+    region: str  # "solutions/attention.py:152 (AttnCaptioner.forward)"
+    path: str  # the student file
+    lines: tuple[Line, ...]  # the solution's lines of the run
+    found: tuple[Line, ...]  # the student file's lines of the run
 
     def __str__(self) -> str:
-        shown = "\n".join(f"      {a.text.strip()}    ~    {self.path}:{b.number}: {b.text.strip()}"
-                          for a, b in zip(self.lines, self.found))
+        shown = "\n".join(
+            f"      {a.text.strip()}    ~    {self.path}:{b.number}: {b.text.strip()}"
+            for a, b in zip(self.lines, self.found)
+        )
         return f"{self.region}, lines {self.lines[0].number}-{self.lines[-1].number}, in {self.path}:\n{shown}"
 
 
@@ -120,8 +127,11 @@ def _docstring_lines(source: str) -> set[int]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
-                    isinstance(first.value.value, str):
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
                 found |= set(range(first.lineno, first.end_lineno + 1))
     return found
 
@@ -181,7 +191,7 @@ def student_code(files: dict[str, bytes]) -> dict[str, list[Line]]:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            continue   # binary (golden data): numbers, not lines of code
+            continue  # binary (golden data): numbers, not lines of code
         if path.endswith(".ipynb"):
             for i, cell in enumerate(json.loads(text).get("cells", [])):
                 source = "".join(cell.get("source", []))
@@ -198,12 +208,12 @@ def leaks(files: dict[str, bytes], regions: dict[str, list[Line]] | None = None)
     windows: dict[tuple[tuple[str, ...], ...], list[tuple[str, tuple[Line, ...]]]] = {}
     for path, lines in student_code(files).items():
         for i in range(len(lines) - RUN + 1):
-            run = tuple(lines[i:i + RUN])
+            run = tuple(lines[i : i + RUN])
             windows.setdefault(tuple(line.key for line in run), []).append((path, run))
     found = []
     for region, lines in regions.items():
         for i in range(len(lines) - RUN + 1):
-            run = tuple(lines[i:i + RUN])
+            run = tuple(lines[i : i + RUN])
             for path, where in windows.get(tuple(line.key for line in run), []):
                 found.append(Leak(region, path, run, where))
     return found
@@ -251,8 +261,10 @@ def read_files(where: Path) -> dict[str, bytes]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m instructor.leak_scan",
-                                     description="Find solution lines and staff-only files in what students get.")
+    parser = argparse.ArgumentParser(
+        prog="python -m instructor.leak_scan",
+        description="Find solution lines and staff-only files in what students get.",
+    )
     parser.add_argument("where", nargs="+", type=Path, help="a handout folder or zip, an nbgrader release folder")
     args = parser.parse_args(argv)
     regions, failed = solution_regions(), 0

@@ -15,6 +15,7 @@ same cell runs the part's public checks with the checker released in the assignm
 every file of source/ verbatim into the release, so only the generated stubs and the handout's public checker go
 there, never solutions/ or the grader. How to run the course: docs/nbgrader.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,7 +35,7 @@ from shared.parts import BY_MODULE, MODULES, PARTS
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE_ID = "captionkit"
-WRITTEN = "written.ipynb"   # the written questions: manually graded answer cells (instructor/questions.py)
+WRITTEN = "written.ipynb"  # the written questions: manually graded answer cells (instructor/questions.py)
 # The first line of the generated config: write_course only ever replaces a config that has it.
 CONFIG_HEADER = templates.text("nbgrader_config.py.in").splitlines()[0]
 # Any stderr output of a cell is removed before scoring (IgnorePattern): a grade cell's score is the
@@ -66,7 +67,7 @@ def cell_timeouts() -> dict[str, int]:
     limit (autograder.public.limits) and still reports every check; the cell's limit is only the backstop above
     it (a cell that runs out scores 0 with no per-check message), twice the engine's on the training
     parts for a slow or loaded grading machine."""
-    from autograder.grader.training import SPECS   # the parts whose checks train the student's model (imports torch)
+    from autograder.grader.training import SPECS  # the parts whose checks train the student's model (imports torch)
     from autograder.public.limits import LIMITS
 
     return {part: int(2 * LIMITS.part if part in SPECS else LIMITS.part + 60) for part in MODULES}
@@ -93,23 +94,25 @@ def grade_cell_source(part: str, points: float) -> str:
     checker), the public checks of the checker in the notebook's folder elsewhere (autograder.public.notebook); a
     number either way."""
     p = BY_MODULE[part]
-    return "\n".join([
-        f"# Part {p.number}: {p.title} ({_number(points)} points). Grades {part}.py in this folder.",
-        "# Locked: nbgrader restores this cell before grading, and removes code cells added to the notebook.",
-        "# Where the course's grader is installed (autograde): every check. Elsewhere (a student's environment):",
-        "# the public checks only, by the checker in this folder, which is never used where the grader is installed.",
-        "import os, sys",
-        'here = [p for p in sys.path if os.path.abspath(p or ".") == os.getcwd()]',
-        "sys.path[:] = [p for p in sys.path if p not in here]",
-        "try:",
-        "    from autograder.grader.notebook import grade_part",
-        "except ModuleNotFoundError as exc:",
-        f"    if exc.name not in {KIT_MODULES!r}:",
-        "        raise",
-        '    sys.path[:0] = here or [""]',
-        "    from autograder.public.notebook import grade_part",
-        f'grade_part("{part}", points={_number(points)})',
-    ])
+    return "\n".join(
+        [
+            f"# Part {p.number}: {p.title} ({_number(points)} points). Grades {part}.py in this folder.",
+            "# Locked: nbgrader restores this cell before grading, and removes code cells added to the notebook.",
+            "# Where the course's grader is installed (autograde): every check. Elsewhere (a student's environment):",
+            "# the public checks only, by the checker in this folder, which is never used where the grader is installed.",
+            "import os, sys",
+            'here = [p for p in sys.path if os.path.abspath(p or ".") == os.getcwd()]',
+            "sys.path[:] = [p for p in sys.path if p not in here]",
+            "try:",
+            "    from autograder.grader.notebook import grade_part",
+            "except ModuleNotFoundError as exc:",
+            f"    if exc.name not in {KIT_MODULES!r}:",
+            "        raise",
+            '    sys.path[:0] = here or [""]',
+            "    from autograder.public.notebook import grade_part",
+            f'grade_part("{part}", points={_number(points)})',
+        ]
+    )
 
 
 INTRO = """\
@@ -138,15 +141,24 @@ def build_notebook(points: dict[str, float] | None = None) -> nbformat.NotebookN
     """The assignment notebook: an introduction and one locked grade cell per part."""
     points = part_points() if points is None else points
     modules = ", ".join(f"`{m}.py`" for m in MODULES)
-    figures = "\n\n".join(f"Part {p.number}, {p.title} (`{p.module}.py`):\n\n![What Part {p.number}'s notebook draws with "
-                            f"the reference]({figure_path(p.module)})" for p in PARTS)
+    figures = "\n\n".join(
+        f"Part {p.number}, {p.title} (`{p.module}.py`):\n\n![What Part {p.number}'s notebook draws with "
+        f"the reference]({figure_path(p.module)})"
+        for p in PARTS
+    )
     intro = nbformat.v4.new_markdown_cell(INTRO.format(modules=modules, figures=figures), id="intro")
     cells = [intro]
     for p in PARTS:
         cell = nbformat.v4.new_code_cell(grade_cell_source(p.module, points[p.module]), id=f"grade-{p.module}")
-        cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "task": False,
-                                     "points": _number(points[p.module]), "grade_id": p.module,
-                                     "schema_version": 3}
+        cell.metadata["nbgrader"] = {
+            "grade": True,
+            "solution": False,
+            "locked": True,
+            "task": False,
+            "points": _number(points[p.module]),
+            "grade_id": p.module,
+            "schema_version": 3,
+        }
         cells.append(cell)
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -158,11 +170,17 @@ def build_notebook(points: dict[str, float] | None = None) -> nbformat.NotebookN
 def config_text() -> str:
     """The text of nbgrader_config.py (the same for every assignment of the course), from its template
     autograder/grader/templates/nbgrader_config.py.in."""
-    modules = ",\n               ".join(", ".join(f'"{m}.py"' for m in MODULES[i:i + 4]) for i in (0, 4))
+    modules = ",\n               ".join(", ".join(f'"{m}.py"' for m in MODULES[i : i + 4]) for i in (0, 4))
     limits = cell_timeouts()
     timeouts = ", ".join(f'"{part}": {seconds}' for part, seconds in limits.items())
-    return templates.render("nbgrader_config.py.in", COURSE_ID=COURSE_ID, MODULES=modules, TIMEOUTS=timeouts,
-                            MAX_TIMEOUT=max(limits.values()), IGNORE_STDERR=IGNORE_STDERR)
+    return templates.render(
+        "nbgrader_config.py.in",
+        COURSE_ID=COURSE_ID,
+        MODULES=modules,
+        TIMEOUTS=timeouts,
+        MAX_TIMEOUT=max(limits.values()),
+        IGNORE_STDERR=IGNORE_STDERR,
+    )
 
 
 def write_course(out: Path, assignment: str = "captioning") -> Path:
@@ -204,16 +222,17 @@ def _run(args: argparse.Namespace) -> int:
     except handout.HandoutError as exc:
         print(f"nbgrader-course: {exc}")
         return 1
-    print(f"wrote {out / 'nbgrader_config.py'} and {out / 'source' / args.assignment}/ "
-          f"({len(MODULES)} stub modules, {args.assignment}.ipynb, {WRITTEN} and the public checker)")
+    print(
+        f"wrote {out / 'nbgrader_config.py'} and {out / 'source' / args.assignment}/ "
+        f"({len(MODULES)} stub modules, {args.assignment}.ipynb, {WRITTEN} and the public checker)"
+    )
     print(f"next: cd {out} && nbgrader generate_assignment {args.assignment}   (see docs/nbgrader.md)")
     return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `nbgrader-course` command to the instructor CLI."""
-    parser = subparsers.add_parser("nbgrader-course",
-                                   help="write an nbgrader course directory for the assignment")
+    parser = subparsers.add_parser("nbgrader-course", help="write an nbgrader course directory for the assignment")
     parser.add_argument("--out", type=Path, required=True, help="the course directory to write")
     parser.add_argument("--assignment", default="captioning", help="assignment name (default: captioning)")
     parser.set_defaults(run=_run)

@@ -22,6 +22,7 @@ From it come
       (autograder/grader/staff.py, answers_text).
 The rubric goes into none of the generated notebooks: only the prompts and points do.
 """
+
 from __future__ import annotations
 
 import re
@@ -51,7 +52,7 @@ class Criterion:
 class Question:
     part: str
     id: str
-    number: str          # "1.2": the part's number, then the question's
+    number: str  # "1.2": the part's number, then the question's
     points: float
     prompt: str
     rubric: tuple[Criterion, ...]
@@ -95,13 +96,18 @@ def load(part: str, folder: Path = RUBRICS) -> list[Question]:
             points = _number(entry["points"])
             rubric = tuple(Criterion(_number(c["points"]), str(c["criterion"]).strip()) for c in entry["rubric"])
         except (TypeError, KeyError):
-            raise QuestionError(f"{label} ({entry['id']}): points must be positive numbers and the rubric a list "
-                                "of {points, criterion}") from None
+            raise QuestionError(
+                f"{label} ({entry['id']}): points must be positive numbers and the rubric a list "
+                "of {points, criterion}"
+            ) from None
         if not rubric or any(not c.criterion for c in rubric) or sum(c.points for c in rubric) != points:
-            raise QuestionError(f"{label} ({entry['id']}): the rubric's points add up to "
-                                f"{sum(c.points for c in rubric):g}, the question's are {points:g}")
-        questions.append(Question(part, entry["id"], f"{BY_MODULE[part].number}.{i}", points,
-                                  entry["prompt"].strip(), rubric))
+            raise QuestionError(
+                f"{label} ({entry['id']}): the rubric's points add up to "
+                f"{sum(c.points for c in rubric):g}, the question's are {points:g}"
+            )
+        questions.append(
+            Question(part, entry["id"], f"{BY_MODULE[part].number}.{i}", points, entry["prompt"].strip(), rubric)
+        )
     if len({q.id for q in questions}) != len(questions):
         raise QuestionError(f"{where}: two questions have the same id")
     return questions
@@ -121,8 +127,10 @@ def heading(q: Question) -> str:
     return f"**Question {q.number}** ({q.points:g} point{'s' * (q.points != 1)}, graded by hand)."
 
 
-INTRO = ("## Written questions\n\nAnswer each question in the markdown cell below it, in a few sentences, from what "
-         "this notebook's cells show when your module works. They are graded by hand, not by `grader.check`.")
+INTRO = (
+    "## Written questions\n\nAnswer each question in the markdown cell below it, in a few sentences, from what "
+    "this notebook's cells show when your module works. They are graded by hand, not by `grader.check`."
+)
 
 
 def question_cells(part: str) -> list:
@@ -145,19 +153,37 @@ def nbgrader_notebook():
     (grade_id `<part>-<id>`, its points); nbgrader's gradebook then lists each question for manual grading."""
     import nbformat
 
-    cells = [nbformat.v4.new_markdown_cell(
-        "# Written questions\n\nAnswer each question in the cell below it, in a few sentences. The questions are "
-        "about what each part's notebook (in the course's handout) shows once your module works. They are graded "
-        "by hand.", id="written-intro")]
+    cells = [
+        nbformat.v4.new_markdown_cell(
+            "# Written questions\n\nAnswer each question in the cell below it, in a few sentences. The questions are "
+            "about what each part's notebook (in the course's handout) shows once your module works. They are graded "
+            "by hand.",
+            id="written-intro",
+        )
+    ]
     for q in all_questions():
-        prompt = nbformat.v4.new_markdown_cell(f"### Part {BY_MODULE[q.part].number}: {BY_MODULE[q.part].title}\n\n"
-                                               f"{heading(q)} {q.prompt}", id=f"{q.key}-prompt")
-        prompt.metadata["nbgrader"] = {"grade": False, "solution": False, "locked": True, "task": False,
-                                       "grade_id": f"{q.key}-prompt", "schema_version": 3}
+        prompt = nbformat.v4.new_markdown_cell(
+            f"### Part {BY_MODULE[q.part].number}: {BY_MODULE[q.part].title}\n\n{heading(q)} {q.prompt}",
+            id=f"{q.key}-prompt",
+        )
+        prompt.metadata["nbgrader"] = {
+            "grade": False,
+            "solution": False,
+            "locked": True,
+            "task": False,
+            "grade_id": f"{q.key}-prompt",
+            "schema_version": 3,
+        }
         answer = nbformat.v4.new_markdown_cell("YOUR ANSWER HERE", id=q.key)
-        answer.metadata["nbgrader"] = {"grade": True, "solution": True, "locked": False, "task": False,
-                                       "points": int(q.points) if q.points.is_integer() else q.points,
-                                       "grade_id": q.key, "schema_version": 3}
+        answer.metadata["nbgrader"] = {
+            "grade": True,
+            "solution": True,
+            "locked": False,
+            "task": False,
+            "points": int(q.points) if q.points.is_integer() else q.points,
+            "grade_id": q.key,
+            "schema_version": 3,
+        }
         cells += [prompt, answer]
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
@@ -192,6 +218,7 @@ def answers_in(nb) -> dict[str, str]:
 
 # -- the PDF for Gradescope's manually graded questions ---------------------------------------------------------
 
+
 def export_pdf(notebook: Path, pdf: Path, chromium: str | None = None, timeout: int = 120) -> Path:
     """The PDF a student uploads for Gradescope's manually graded questions: otter's export of `notebook` with
     filtering (only the cells between otter's BEGIN and END QUESTION comments, a page break after each), through
@@ -207,11 +234,16 @@ def export_pdf(notebook: Path, pdf: Path, chromium: str | None = None, timeout: 
     from otter.export.exporters.base_exporter import TEMPLATE_DIR
     from otter.export.exporters.via_html import PDFViaHTMLExporter
 
-    browser = chromium or os.environ.get("CAPTIONKIT_CHROMIUM") or shutil.which("chromium") or \
-        shutil.which("chromium-browser")
+    browser = (
+        chromium
+        or os.environ.get("CAPTIONKIT_CHROMIUM")
+        or shutil.which("chromium")
+        or shutil.which("chromium-browser")
+    )
     if not browser:
-        raise FileNotFoundError("no Chromium to print the PDF: install one (Debian: apt-get install chromium) or "
-                                "set CAPTIONKIT_CHROMIUM")
+        raise FileNotFoundError(
+            "no Chromium to print the PDF: install one (Debian: apt-get install chromium) or set CAPTIONKIT_CHROMIUM"
+        )
     nb = PDFViaHTMLExporter.load_notebook(str(notebook), filtering=True, pagebreaks=True)
     exporter = nbconvert.HTMLExporter(extra_template_basedirs=[str(TEMPLATE_DIR)], template_name="via_html")
     html, _ = exporter.from_notebook_node(nb)
@@ -220,10 +252,24 @@ def export_pdf(notebook: Path, pdf: Path, chromium: str | None = None, timeout: 
         page = Path(tmp) / "questions.html"
         page.write_text(html, encoding="utf-8")
         pdf.unlink(missing_ok=True)
-        done = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                               "--disable-background-networking", f"--user-data-dir={tmp}/profile",
-                               "--virtual-time-budget=10000", "--no-pdf-header-footer", f"--print-to-pdf={pdf}",
-                               page.as_uri()], capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(
+            [
+                browser,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                f"--user-data-dir={tmp}/profile",
+                "--virtual-time-budget=10000",
+                "--no-pdf-header-footer",
+                f"--print-to-pdf={pdf}",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     if not pdf.is_file():
         raise RuntimeError(f"Chromium printed no PDF (exit {done.returncode}): {done.stderr[-1000:]}")
     return pdf
@@ -237,8 +283,11 @@ def _run_pdf(args) -> int:
 
 def register(subparsers) -> None:
     """Add the `written-pdf` command to the instructor CLI."""
-    parser = subparsers.add_parser("written-pdf", help="export a part notebook's written questions and answers as "
-                                   "the PDF Gradescope's manually graded questions take (otter's filtered export)")
+    parser = subparsers.add_parser(
+        "written-pdf",
+        help="export a part notebook's written questions and answers as "
+        "the PDF Gradescope's manually graded questions take (otter's filtered export)",
+    )
     parser.add_argument("notebook", type=Path)
     parser.add_argument("--out", type=Path, help="the PDF to write (default: beside the notebook)")
     parser.set_defaults(run=_run_pdf)

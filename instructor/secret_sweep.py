@@ -11,6 +11,7 @@ point here is the check's bug, not the reference's: fix the check, then sweep ag
 
     python -m instructor secret-sweep [--secrets 10] [--part PART ...] [--submission solutions]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,8 +26,11 @@ from shared.parts import MODULES
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def sweep(submission: Path, secrets: Iterable[str], parts: tuple[str, ...] | None = None,
-          ) -> Iterator[tuple[str, list]]:
+def sweep(
+    submission: Path,
+    secrets: Iterable[str],
+    parts: tuple[str, ...] | None = None,
+) -> Iterator[tuple[str, list]]:
     """(secret, the results that lost points) of `submission` graded without training, one secret at a time: each
     pair comes as soon as its grade ends (a grade takes about half a minute), so `run` can print it then."""
     for secret in secrets:
@@ -43,11 +47,15 @@ def run(args: argparse.Namespace) -> int:
     if not submission.is_dir():
         raise SystemExit(f"--submission: expected a folder of the seven modules, got {submission}")
     lost_any = False
-    for secret, lost in sweep(submission, (new_test_secret() for _ in range(args.secrets)),
-                              tuple(args.part) if args.part else None):
+    for secret, lost in sweep(
+        submission, (new_test_secret() for _ in range(args.secrets)), tuple(args.part) if args.part else None
+    ):
         lost_any = lost_any or bool(lost)
-        print(f"secret {secret}: " + ("every point" if not lost else
-                                      f"{len(lost)} check{'s' if len(lost) > 1 else ''} lost points"), flush=True)
+        print(
+            f"secret {secret}: "
+            + ("every point" if not lost else f"{len(lost)} check{'s' if len(lost) > 1 else ''} lost points"),
+            flush=True,
+        )
         for r in lost:
             print(f"  {r.number} {r.part}.{r.name} ({r.visibility}): {r.score:g} / {r.max_score:g}")
             note = (r.staff_note or "").strip()
@@ -59,10 +67,13 @@ def run(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `secret-sweep` command to the instructor CLI."""
-    command = subparsers.add_parser("secret-sweep", help="grade the reference under fresh test secrets (no training); "
-                                                         "exit 1 if a check costs it a point under any")
+    command = subparsers.add_parser(
+        "secret-sweep",
+        help="grade the reference under fresh test secrets (no training); exit 1 if a check costs it a point under any",
+    )
     command.add_argument("--secrets", type=int, default=10, help="how many fresh secrets (default 10)")
     command.add_argument("--part", action="append", choices=MODULES, help="only this part (repeatable)")
-    command.add_argument("--submission", default=str(ROOT / "solutions"),
-                         help="the folder graded (default: the reference solutions)")
+    command.add_argument(
+        "--submission", default=str(ROOT / "solutions"), help="the folder graded (default: the reference solutions)"
+    )
     command.set_defaults(run=run)

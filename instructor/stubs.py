@@ -4,6 +4,7 @@ Every `### BEGIN SOLUTION` ... `### END SOLUTION` region is cleared by nbgrader'
 (so the release matches what nbgrader would produce) and then turned into a TODO comment and a
 `raise NotImplementedError("Part N (module): function is not implemented yet")`.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,8 +60,14 @@ def _clear_regions(text: str) -> str:
     cell = nbformat.v4.new_code_cell(text)
     # nbgrader replaces a whole solution cell that has no region by the stub, so a module
     # without TODOs is marked as a plain grade cell and passes through unchanged.
-    cell.metadata["nbgrader"] = {"solution": "BEGIN SOLUTION" in text, "grade": True, "points": 0,
-                                 "grade_id": "module", "locked": False, "schema_version": 3}
+    cell.metadata["nbgrader"] = {
+        "solution": "BEGIN SOLUTION" in text,
+        "grade": True,
+        "points": 0,
+        "grade_id": "module",
+        "locked": False,
+        "schema_version": 3,
+    }
     nb = nbformat.v4.new_notebook(cells=[cell])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     config = Config()
@@ -87,14 +94,12 @@ def strip_solutions(text: str, module: str) -> str:
             raise ValueError(f"solutions/{module}.py: a solution region is not inside a function")
         indent = line[: len(line) - len(line.lstrip())]
         lines.append(f"{indent}# TODO (Part {part}): implement {owner[0]}")
-        lines.append(f'{indent}raise NotImplementedError("Part {part} ({module}): {owner[0]} '
-                     f'is not implemented yet")')
+        lines.append(f'{indent}raise NotImplementedError("Part {part} ({module}): {owner[0]} is not implemented yet")')
     # The header goes after the module docstring, which must stay first for help().
     tree = ast.parse("\n".join(lines))
     has_docstring = ast.get_docstring(tree, clean=False) is not None
     at = tree.body[0].end_lineno if has_docstring else 0
-    header = (f"# Generated from the reference {module}.py by `python -m instructor stubs`; "
-              "do not edit by hand.")
+    header = f"# Generated from the reference {module}.py by `python -m instructor stubs`; do not edit by hand."
     lines.insert(at, header)
     return "\n".join(lines)
 
@@ -107,8 +112,14 @@ def lint_solution(text: str, path: str) -> list[str]:
         return [f"{path}:{exc.lineno}: does not parse: {exc.msg}"]
     errors, markers, code_rows = [], [], set()
     for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-        if tok.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
-                            tokenize.DEDENT, tokenize.ENDMARKER):
+        if tok.type not in (
+            tokenize.COMMENT,
+            tokenize.NL,
+            tokenize.NEWLINE,
+            tokenize.INDENT,
+            tokenize.DEDENT,
+            tokenize.ENDMARKER,
+        ):
             code_rows.add(tok.start[0])
         marker = next((m for m in MARKERS if m in tok.string), None)
         if marker is None:
@@ -116,8 +127,7 @@ def lint_solution(text: str, path: str) -> list[str]:
         row = tok.start[0]
         if tok.type in STRING_TOKENS:
             row += tok.string[: tok.string.index(marker)].count("\n")
-            errors.append((row, f"'{marker}' inside a string literal "
-                                "(nbgrader would still treat it as a marker)"))
+            errors.append((row, f"'{marker}' inside a string literal (nbgrader would still treat it as a marker)"))
         elif tok.type == tokenize.COMMENT:
             if tok.line[: tok.start[1]].strip():
                 errors.append((row, f"'{marker}' trails code; put it alone on its own line"))
@@ -153,16 +163,24 @@ def lint_solution(text: str, path: str) -> list[str]:
             continue
         outside = [r for r in sorted(code_rows) if start < r < end and not owner[1] <= r <= owner[2]]
         if outside:
-            errors.append((start, f"solution region (lines {start}-{end}) spans more than one "
-                                  f"function: line {outside[0]} is outside {owner[0]}"))
+            errors.append(
+                (
+                    start,
+                    f"solution region (lines {start}-{end}) spans more than one "
+                    f"function: line {outside[0]} is outside {owner[0]}",
+                )
+            )
     return [f"{path}:{row}: {message}" for row, message in sorted(errors)]
 
 
 def lint_stub(text: str, path: str) -> list[str]:
     """Check a generated stub: no marker left, and it parses."""
-    errors = [f"{path}:{row}: leftover marker '{marker}'"
-              for row, line in enumerate(text.split("\n"), start=1)
-              for marker in MARKERS if marker in line]
+    errors = [
+        f"{path}:{row}: leftover marker '{marker}'"
+        for row, line in enumerate(text.split("\n"), start=1)
+        for marker in MARKERS
+        if marker in line
+    ]
     try:
         ast.parse(text)
     except SyntaxError as exc:
@@ -173,8 +191,11 @@ def lint_stub(text: str, path: str) -> list[str]:
 def generate_stubs(solutions_dir: Path) -> dict[str, str]:
     """Stub text of every part module present in `solutions_dir`, keyed by module name."""
     solutions_dir = Path(solutions_dir)
-    return {module: strip_solutions((solutions_dir / f"{module}.py").read_text(encoding="utf-8"), module)
-            for module in MODULES if (solutions_dir / f"{module}.py").exists()}
+    return {
+        module: strip_solutions((solutions_dir / f"{module}.py").read_text(encoding="utf-8"), module)
+        for module in MODULES
+        if (solutions_dir / f"{module}.py").exists()
+    }
 
 
 def build_stubs(solutions_dir: Path, assignments_dir: Path) -> dict[str, str]:
@@ -189,15 +210,21 @@ def stub_diff(module: str, expected: str, assignments_dir: Path) -> str:
     """Unified diff from the committed stub of `module` to the freshly generated one."""
     path = Path(assignments_dir) / f"{module}.py"
     actual = path.read_text(encoding="utf-8") if path.exists() else ""
-    return "".join(difflib.unified_diff(actual.splitlines(True), expected.splitlines(True),
-                                        f"assignments/{module}.py (committed)",
-                                        f"assignments/{module}.py (generated)"))
+    return "".join(
+        difflib.unified_diff(
+            actual.splitlines(True),
+            expected.splitlines(True),
+            f"assignments/{module}.py (committed)",
+            f"assignments/{module}.py (generated)",
+        )
+    )
 
 
 def check_drift(solutions_dir: Path, assignments_dir: Path) -> list[str]:
     """Modules whose committed stub is missing or differs from the one generated now."""
-    return [module for module, text in generate_stubs(solutions_dir).items()
-            if stub_diff(module, text, assignments_dir)]
+    return [
+        module for module, text in generate_stubs(solutions_dir).items() if stub_diff(module, text, assignments_dir)
+    ]
 
 
 class StubDrift(ValueError):
@@ -217,8 +244,10 @@ def committed_stubs(root: Path = ROOT) -> dict[str, str]:
         if module not in generated or not path.is_file():
             raise StubDrift(f"assignments/{module}.py or solutions/{module}.py is missing")
         if stub_diff(module, generated[module], assignments):
-            raise StubDrift(f"assignments/{module}.py differs from the stub generated from solutions/{module}.py; "
-                            "run `python -m instructor stubs` first")
+            raise StubDrift(
+                f"assignments/{module}.py differs from the stub generated from solutions/{module}.py; "
+                "run `python -m instructor stubs` first"
+            )
         text = path.read_text(encoding="utf-8")
         problems = lint_stub(text, f"assignments/{module}.py")
         if problems:
@@ -264,11 +293,11 @@ def _run_lint(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `stubs` and `lint` commands to the instructor CLI."""
     stubs = subparsers.add_parser("stubs", help="generate assignments/ from solutions/")
-    stubs.add_argument("--check", action="store_true",
-                       help="write nothing; exit 1 if a committed stub differs from its generated one")
+    stubs.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 if a committed stub differs from its generated one"
+    )
     stubs.set_defaults(run=_run_stubs)
     lint = subparsers.add_parser("lint", help="check the markers in solutions/ and assignments/")
     lint.set_defaults(run=_run_lint)
     for parser in (stubs, lint):
-        parser.add_argument("--root", type=Path, default=ROOT,
-                            help="project root holding solutions/ and assignments/")
+        parser.add_argument("--root", type=Path, default=ROOT, help="project root holding solutions/ and assignments/")

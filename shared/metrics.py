@@ -5,7 +5,7 @@ The grader scores students' trained models with these functions, never with stud
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -19,7 +19,6 @@ from shared.encoder import user_cache
 from shared.parts import BY_MODULE, MODULES, TODO_MESSAGE
 from shared.training import seed_everything
 
-
 # The notebooks' data budget: enough scenes for every demo to show its effect, few enough to train in
 # seconds. The encoder is pretrained once on the training scenes and cached (shared.encoder.load_data).
 NOTEBOOK_TRAIN, NOTEBOOK_TEST = 2000, 200

@@ -1,7 +1,7 @@
 """Plotting helpers for notebooks and reports: scenes, attention overlays, curves. Matplotlib only."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np

@@ -7,13 +7,13 @@ model with its own REINFORCE term. Runs are deterministic for a given seed and t
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
 from torch import nn
 
-from shared.seeding import seed_everything   # the parts import it from here too
+from shared.seeding import seed_everything  # the parts import it from here too
 
 
 @dataclass

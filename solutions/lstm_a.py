@@ -23,7 +23,7 @@ You write two things, schedule -> model:
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F

@@ -3,6 +3,7 @@ blocked resources, images that did not decode) and a screenshot.
 
 Without Chromium the tests that need it skip, saying so, unless CAPTIONKIT_REQUIRE_BROWSER=1 (set by .ci/run,
 which installs the Debian package `chromium`): then they fail."""
+
 from __future__ import annotations
 
 import html
@@ -14,15 +15,27 @@ from pathlib import Path
 
 import pytest
 
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-default-apps", "--disable-extensions", "--mute-audio", "--hide-scrollbars")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--mute-audio",
+    "--hide-scrollbars",
+)
 
 
 def chromium() -> str:
     """The browser's path; skips the test (or fails it, under CAPTIONKIT_REQUIRE_BROWSER=1) when there is none."""
     found = os.environ.get("CAPTIONKIT_CHROMIUM") or next(
-        (p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
+        (p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None
+    )
     if found:
         return found
     reason = "headless Chromium is not installed (Debian: apt-get install chromium)"
@@ -32,8 +45,9 @@ def chromium() -> str:
 
 
 def _run(args: list[str], profile: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([chromium(), *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [chromium(), *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def render(page: Path, work: Path) -> dict[str, str]:
@@ -47,8 +61,15 @@ def render(page: Path, work: Path) -> dict[str, str]:
 
 def screenshot(page: Path, out: Path, work: Path, size: tuple[int, int] = (1200, 2400)) -> Path:
     """A PNG of the page in a window of `size` pixels."""
-    done = _run(["--virtual-time-budget=15000", f"--window-size={size[0]},{size[1]}", f"--screenshot={out}",
-                 page.resolve().as_uri()], work / "profile-shot")
+    done = _run(
+        [
+            "--virtual-time-budget=15000",
+            f"--window-size={size[0]},{size[1]}",
+            f"--screenshot={out}",
+            page.resolve().as_uri(),
+        ],
+        work / "profile-shot",
+    )
     assert out.is_file(), f"no screenshot (exit {done.returncode}): {done.stderr[-2000:]}"
     return out
 

@@ -1,5 +1,6 @@
 """The suite grades many submissions at once on few cores (pytest-xdist): wall-clock limits are scaled so
 that load never cuts off correct code. Grading machines run with the factor 1."""
+
 import os
 from pathlib import Path
 
@@ -13,6 +14,7 @@ def reference_report():
     """The full grade of the reference solutions (about 80 CPU seconds), once per test process: tests using it
     carry pytest.mark.xdist_group("full-grade") so that they share one (tests/test_grader.py, test_report.py)."""
     from autograder.grader.engine import grade
+
     return grade(Path(__file__).resolve().parents[1] / "solutions")
 
 
@@ -34,15 +36,21 @@ def pytest_runtest_setup(item):
     workers: each one builds the group's session fixtures again (full grades, the Gradescope install, the nbgrader
     course) and the two A18 tests see each other's leftovers. pyproject.toml pins a pytest that works."""
     config = item.config
-    if hasattr(config, "workerinput") and config.getoption("loadgroup", default=False) \
-            and item.get_closest_marker("xdist_group") and "@" not in item.nodeid:
-        pytest.fail("--dist loadgroup lost this test's xdist_group (its node id has no @group): this pytest and "
-                    "pytest-xdist do not work together; see the pins in pyproject.toml", pytrace=False)
+    if (
+        hasattr(config, "workerinput")
+        and config.getoption("loadgroup", default=False)
+        and item.get_closest_marker("xdist_group")
+        and "@" not in item.nodeid
+    ):
+        pytest.fail(
+            "--dist loadgroup lost this test's xdist_group (its node id has no @group): this pytest and "
+            "pytest-xdist do not work together; see the pins in pyproject.toml",
+            pytrace=False,
+        )
 
 
 # The student handout, built once per session, and an interpreter that cannot import the kit (tests/handout_env.py).
 from tests.handout_env import built, handout_verdicts_of, student_python  # noqa: E402, F401
-
 
 # What each module of the suite needs, as markers (pyproject.toml declares them; --strict-markers refuses others):
 #   slow     minutes of CPU: full grades, many submissions, installs, notebooks (`-m "not slow"`: the quick loop)

@@ -1,6 +1,7 @@
 """The student handout as the tests use it: built once per test session (every xdist worker of the session reads the
 same build, made under a lock by the first to ask), and an interpreter that sees the installed packages but not the
 kit, so that nothing of the kit outside the handout is importable (tests/test_handout.py, the variant suite)."""
+
 from __future__ import annotations
 
 import fcntl
@@ -13,13 +14,15 @@ from pathlib import Path
 
 import pytest
 
-CHECK_TIMEOUT = 600   # seconds for one `check` of every part (about a minute on a quiet machine)
+CHECK_TIMEOUT = 600  # seconds for one `check` of every part (about a minute on a quiet machine)
 # In the handout: `python -c CHECK_JSON PART FOLDER...` prints {folder: {check name: "passed" or the failure's
 # output}} of the part's public checks on each folder's module (one interpreter for them all).
-CHECK_JSON = ("import json, sys\nfrom pathlib import Path\nfrom autograder.public import checker\n"
-              "part, folders = sys.argv[1], sys.argv[2:]\n"
-              "print(json.dumps({f: {r.name: 'passed' if r.passed else r.output\n"
-              "                      for r in checker.check(Path(f), parts=(part,)).results} for f in folders}))\n")
+CHECK_JSON = (
+    "import json, sys\nfrom pathlib import Path\nfrom autograder.public import checker\n"
+    "part, folders = sys.argv[1], sys.argv[2:]\n"
+    "print(json.dumps({f: {r.name: 'passed' if r.passed else r.output\n"
+    "                      for r in checker.check(Path(f), parts=(part,)).results} for f in folders}))\n"
+)
 
 
 def session_folder(tmp_path_factory, name: str) -> Path:
@@ -52,8 +55,13 @@ def built(tmp_path_factory) -> tuple[Path, Path]:
 
     shared = session_folder(tmp_path_factory, "captionkit-handout")
     folder, archive = shared / "captioning", shared / "captioning.zip"
-    _once(shared, lambda: main(["handout", "--out", str(folder), "--zip", str(archive)]) == 0 or
-          pytest.fail("python -m instructor handout failed"))
+    _once(
+        shared,
+        lambda: (
+            main(["handout", "--out", str(folder), "--zip", str(archive)]) == 0
+            or pytest.fail("python -m instructor handout failed")
+        ),
+    )
     return folder, archive
 
 
@@ -67,8 +75,12 @@ def student_python(tmp_path_factory) -> Path:
 
     def make() -> None:
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", "--clear", str(venv)], check=True)
-        purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                 capture_output=True, text=True, check=True).stdout.strip()
+        purelib = subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         packages = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
         Path(purelib, "kit-packages.pth").write_text("".join(f"{p}\n" for p in sorted(packages)))
 
@@ -85,8 +97,9 @@ def student_env() -> dict[str, str]:
 
 def run_in(folder: Path, python: Path, *args: str, timeout: float = CHECK_TIMEOUT) -> subprocess.CompletedProcess:
     """`python *args` in `folder`, as a student runs it there."""
-    return subprocess.run([str(python), *args], cwd=folder, env=student_env(), capture_output=True, text=True,
-                          timeout=timeout)
+    return subprocess.run(
+        [str(python), *args], cwd=folder, env=student_env(), capture_output=True, text=True, timeout=timeout
+    )
 
 
 def handout_verdicts(handout: Path, python: Path, part: str, submissions: list[Path]) -> dict[str, dict[str, str]]:
@@ -106,7 +119,7 @@ def in_handout_sample(variant) -> bool:
     fails in the handout."""
     from tests.meta.variants import all_variants
 
-    if os.environ.get("CAPTIONKIT_HANDOUT_EVERY_VARIANT") == "1":   # the whole comparison, on demand (minutes more)
+    if os.environ.get("CAPTIONKIT_HANDOUT_EVERY_VARIANT") == "1":  # the whole comparison, on demand (minutes more)
         return True
     same_part = [v.name for v in all_variants() if v.part == variant.part]
     return same_part.index(variant.name) % 2 == 0
@@ -127,8 +140,9 @@ def handout_verdicts_of(tmp_path_factory, built, student_python):
 
         def make() -> None:
             variants = [v for v in all_variants() if v.part == variant.part and in_handout_sample(v)]
-            found = handout_verdicts(built[0], student_python, variant.part,
-                                     [make_submission(folder / v.name, v) for v in variants])
+            found = handout_verdicts(
+                built[0], student_python, variant.part, [make_submission(folder / v.name, v) for v in variants]
+            )
             (folder / "verdicts.json").write_text(json.dumps({Path(f).name: r for f, r in found.items()}))
 
         def alone() -> dict[str, str]:
@@ -136,4 +150,5 @@ def handout_verdicts_of(tmp_path_factory, built, student_python):
             return handout_verdicts(built[0], student_python, variant.part, [submission])[str(submission)]
 
         return _once(folder, make, busy=alone) or json.loads((folder / "verdicts.json").read_text())[variant.name]
+
     return verdicts

@@ -17,6 +17,7 @@
    release.
 Both are shown to catch what they are for on planted copies (the last two tests).
 """
+
 from __future__ import annotations
 
 import ast
@@ -45,16 +46,18 @@ IMPORTABLE = ("shared", "autograder.worker")
 
 # -- what is graded ------------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Target:
     """A graded function or method: a TODO of a stub."""
+
     part: str
-    qualname: str                 # "AttnCaptioner.forward"
-    params: tuple[str, ...]       # as the grader calls it, without self
-    required: tuple[str, ...]     # those without a default
+    qualname: str  # "AttnCaptioner.forward"
+    params: tuple[str, ...]  # as the grader calls it, without self
+    required: tuple[str, ...]  # those without a default
     method: bool
-    attributes: frozenset[str]    # a method's object: what the stub's class sets or defines (self.<name>)
-    todo_line: int                # the stub's "# TODO" line (the raise follows it)
+    attributes: frozenset[str]  # a method's object: what the stub's class sets or defines (self.<name>)
+    todo_line: int  # the stub's "# TODO" line (the raise follows it)
 
     @property
     def name(self) -> str:
@@ -65,16 +68,21 @@ def _arguments(args: ast.arguments) -> list[tuple[str, bool]]:
     """(name, has a default) of each positional or keyword parameter, in order."""
     positional = args.posonlyargs + args.args
     defaults = [False] * (len(positional) - len(args.defaults)) + [True] * len(args.defaults)
-    return list(zip([a.arg for a in positional], defaults)) + \
-        [(a.arg, d is not None) for a, d in zip(args.kwonlyargs, args.kw_defaults)]
+    return list(zip([a.arg for a in positional], defaults)) + [
+        (a.arg, d is not None) for a, d in zip(args.kwonlyargs, args.kw_defaults)
+    ]
 
 
 def _class_attributes(cls: ast.ClassDef) -> set[str]:
     """The names `self.<name>` means on an instance of `cls`: its methods and what its methods assign on self."""
     found = {node.name for node in cls.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for node in ast.walk(cls):
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
-                isinstance(node.value, ast.Name) and node.value.id == "self":
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+        ):
             found.add(node.attr)
     return found
 
@@ -88,30 +96,44 @@ def targets(stubs: dict[str, str]) -> list[Target]:
         for node in tree.body:
             if not isinstance(node, ast.ClassDef | ast.FunctionDef):
                 continue
-            scopes = [(node, None)] if isinstance(node, ast.FunctionDef) else \
-                [(f, node) for f in node.body if isinstance(f, ast.FunctionDef)]
+            scopes = (
+                [(node, None)]
+                if isinstance(node, ast.FunctionDef)
+                else [(f, node) for f in node.body if isinstance(f, ast.FunctionDef)]
+            )
             for fn, cls in scopes:
-                todo = next((n for n in range(fn.lineno, fn.end_lineno + 1)
-                             if lines[n - 1].strip().startswith("# TODO (Part")), None)
+                todo = next(
+                    (n for n in range(fn.lineno, fn.end_lineno + 1) if lines[n - 1].strip().startswith("# TODO (Part")),
+                    None,
+                )
                 if todo is None:
                     continue
-                params = _arguments(fn.args)[1 if cls else 0:]
-                found.append(Target(part, f"{cls.name}.{fn.name}" if cls else fn.name,
-                                    tuple(name for name, _ in params),
-                                    tuple(name for name, default in params if not default), cls is not None,
-                                    frozenset(_class_attributes(cls)) if cls else frozenset(), todo))
+                params = _arguments(fn.args)[1 if cls else 0 :]
+                found.append(
+                    Target(
+                        part,
+                        f"{cls.name}.{fn.name}" if cls else fn.name,
+                        tuple(name for name, _ in params),
+                        tuple(name for name, default in params if not default),
+                        cls is not None,
+                        frozenset(_class_attributes(cls)) if cls else frozenset(),
+                        todo,
+                    )
+                )
     return sorted(set(found), key=lambda t: (MODULES.index(t.part), t.todo_line))
 
 
 # -- what a student holds: the handout's code, module by module --------------------------------------------------
 
+
 @dataclass
 class Module:
     """One source of candidates: a module of the handout, or a notebook's code cells (one namespace)."""
-    key: str                      # its path in the handout
-    dotted: str | None            # its import name, where it has one ("autograder.public.checks.bleu")
+
+    key: str  # its path in the handout
+    dotted: str | None  # its import name, where it has one ("autograder.public.checks.bleu")
     tree: ast.Module
-    definitions: dict[str, ast.stmt] = field(default_factory=dict)   # module-level name -> the statement binding it
+    definitions: dict[str, ast.stmt] = field(default_factory=dict)  # module-level name -> the statement binding it
 
 
 def _without_magics(source: str) -> str:
@@ -127,7 +149,7 @@ def _definitions(tree: ast.Module) -> dict[str, ast.stmt]:
             for alias in stmt.names:
                 found[(alias.asname or alias.name).split(".")[0]] = stmt
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            for target in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+            for target in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
                 for node in ast.walk(target):
                     if isinstance(node, ast.Name):
                         found.setdefault(node.id, stmt)
@@ -140,8 +162,11 @@ def handout_modules(files: dict[str, bytes]) -> dict[str, Module]:
     for path, data in files.items():
         if path.endswith(".py"):
             source = data.decode()
-            dotted = path[:-3].replace("/", ".").removesuffix(".__init__") \
-                if path.startswith(("autograder/", "shared/")) else None
+            dotted = (
+                path[:-3].replace("/", ".").removesuffix(".__init__")
+                if path.startswith(("autograder/", "shared/"))
+                else None
+            )
         elif path.endswith(".ipynb"):
             cells = [c for c in json.loads(data)["cells"] if c["cell_type"] == "code"]
             source, dotted = "\n\n".join(_without_magics("".join(c["source"])) for c in cells), None
@@ -154,12 +179,13 @@ def handout_modules(files: dict[str, bytes]) -> dict[str, Module]:
 
 # -- candidates ----------------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Candidate:
-    module: str                   # the handout path it comes from
-    qualname: str                 # "_ngrams", "_Oracle.forward", "SoftAttention" (a class: its constructor)
-    kind: str                     # "function", "method", "class"
-    params: tuple[tuple[str, bool], ...]   # (name, has a default), a method's self left out
+    module: str  # the handout path it comes from
+    qualname: str  # "_ngrams", "_Oracle.forward", "SoftAttention" (a class: its constructor)
+    kind: str  # "function", "method", "class"
+    params: tuple[tuple[str, bool], ...]  # (name, has a default), a method's self left out
 
     @property
     def name(self) -> str:
@@ -180,14 +206,20 @@ def candidates(modules: dict[str, Module]) -> list[Candidate]:
                 found.append(Candidate(module.key, stmt.name, "function", tuple(_arguments(stmt.args))))
             elif isinstance(stmt, ast.ClassDef):
                 init = next((f for f in stmt.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
-                found.append(Candidate(module.key, stmt.name, "class",
-                                       tuple(_arguments(init.args)[1:]) if init else ()))
+                found.append(
+                    Candidate(module.key, stmt.name, "class", tuple(_arguments(init.args)[1:]) if init else ())
+                )
                 for fn in stmt.body:
-                    if isinstance(fn, ast.FunctionDef) and not _is_todo(fn) and fn.args.args and \
-                            not (fn.name.startswith("__") and fn.name.endswith("__")) and \
-                            not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list):
-                        found.append(Candidate(module.key, f"{stmt.name}.{fn.name}", "method",
-                                               tuple(_arguments(fn.args)[1:])))
+                    if (
+                        isinstance(fn, ast.FunctionDef)
+                        and not _is_todo(fn)
+                        and fn.args.args
+                        and not (fn.name.startswith("__") and fn.name.endswith("__"))
+                        and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
+                    ):
+                        found.append(
+                            Candidate(module.key, f"{stmt.name}.{fn.name}", "method", tuple(_arguments(fn.args)[1:]))
+                        )
     return found
 
 
@@ -212,8 +244,7 @@ def binding(target: Target, candidate: Candidate) -> list[tuple[str, str]] | Non
         else:
             in_order.append((name, has_default))
     # A parameter named otherwise is given a graded input only when the two take as many inputs (a paste that renames)
-    if in_order and len(by_name) + len(in_order) - sum(v.startswith("self") for _, v in by_name) != \
-            len(target.params):
+    if in_order and len(by_name) + len(in_order) - sum(v.startswith("self") for _, v in by_name) != len(target.params):
         in_order = [(name, has_default) for name, has_default in in_order if not has_default]
         if in_order:
             return None
@@ -239,6 +270,7 @@ def rank(target: Target, candidate: Candidate, bound: list[tuple[str, str]]) -> 
 
 
 # -- pasting a candidate as a student would --------------------------------------------------------------------------
+
 
 def _locals(fn: ast.FunctionDef | ast.Lambda) -> set[str]:
     """The names `fn` binds itself (parameters, assignments, nested definitions), less those it declares global."""
@@ -283,8 +315,13 @@ class _Renamer(ast.NodeTransformer):
         return self._scope(node, _locals(node))
 
     def visit_ClassDef(self, node):
-        own = {n.id for s in node.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
-               for n in ast.walk(s) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        own = {
+            n.id
+            for s in node.body
+            if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for n in ast.walk(s)
+            if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
         return self._scope(node, own)
 
     def visit_Name(self, node):
@@ -315,7 +352,7 @@ class Paste:
     def _source_module(self, module: Module, stmt: ast.ImportFrom) -> Module | None:
         """The handout module `stmt` imports from, when the student's module could not import it in the worker."""
         if stmt.level:
-            base = (module.dotted or "").split(".")[:-stmt.level] if module.dotted else []
+            base = (module.dotted or "").split(".")[: -stmt.level] if module.dotted else []
             dotted = ".".join(base + ([stmt.module] if stmt.module else []))
         else:
             dotted = stmt.module or ""
@@ -335,20 +372,19 @@ class Paste:
             source = self._source_module(module, stmt)
             if source is not None:
                 inner = self.need(source, alias.name)
-                if inner is None and source.dotted and alias.name != "*":   # a submodule of a package
+                if inner is None and source.dotted and alias.name != "*":  # a submodule of a package
                     inner = self.need(self.by_dotted.get(f"{source.dotted}.{alias.name}", source), alias.name)
                 self.names[(module.key, name)] = inner
                 return inner
             new = self._fresh(module, name)
-            self.statements.append(ast.unparse(ast.ImportFrom(stmt.module, [ast.alias(alias.name, new)],
-                                                              stmt.level)))
+            self.statements.append(ast.unparse(ast.ImportFrom(stmt.module, [ast.alias(alias.name, new)], stmt.level)))
             return new
         if isinstance(stmt, ast.Import):
             alias = next(a for a in stmt.names if (a.asname or a.name).split(".")[0] == name)
             new = self._fresh(module, name)
             if alias.asname or "." not in alias.name:
                 self.statements.append(f"import {alias.name} as {new}")
-            else:   # `import a.b` binds `a`, with a.b loaded
+            else:  # `import a.b` binds `a`, with a.b loaded
                 self.statements.append(f"import {alias.name}\nimport {alias.name.split('.')[0]} as {new}")
             return new
         return self._paste(module, stmt, [name])
@@ -401,8 +437,9 @@ class Paste:
         return "try:\n" + textwrap.indent(body, "    ") + "\nexcept BaseException:\n    pass\n"
 
 
-def submission(stub: str, choices: dict[Target, tuple[Candidate, list[tuple[str, str]]]],
-               modules: dict[str, Module]) -> str:
+def submission(
+    stub: str, choices: dict[Target, tuple[Candidate, list[tuple[str, str]]]], modules: dict[str, Module]
+) -> str:
     """The stub with each target of `choices` answered by a call of its candidate (bound as `binding` says)."""
     lines = stub.split("\n")
     tail = []
@@ -495,8 +532,9 @@ class NoAnswer:
 
 
 def _over(graded: dict, baseline: dict) -> dict[str, str]:
-    return {name: f"{score:g}/{points:g}" for name, (score, points, _) in graded.items()
-            if score > baseline[name][0] + 1e-9}
+    return {
+        name: f"{score:g}/{points:g}" for name, (score, points, _) in graded.items() if score > baseline[name][0] + 1e-9
+    }
 
 
 @pytest.fixture(scope="module")
@@ -533,29 +571,42 @@ def test_no_code_of_the_handout_earns_a_graded_functions_points(part, handout_fi
 
     # The control: the reference's own functions, pasted and called as the candidates are, pass the public checks.
     control, solution = _reference_choice(part, part_targets)
-    graded = grade_part(tmp_path / "control", part, submission(stub, control, solution), public_only=True,
-                        grader_cases=False)
+    graded = grade_part(
+        tmp_path / "control", part, submission(stub, control, solution), public_only=True, grader_cases=False
+    )
     lost = {name: output for name, (score, points, output) in graded.items() if score < points}
     assert not lost, f"the reference of {part}, pasted as the candidates are, fails: the paste is broken: {lost}"
 
     table, leaks, submissions = [], {}, rounds(fitting)
     for i, choice in enumerate(submissions):
         gain = no_answer.earned(grade_part(tmp_path / f"round{i}", part, submission(stub, choice, modules)))
-        table += [f"{i:>5}  {t.qualname:<30} {c.name:<62} "
-                  f"{', '.join(f'{p}={v}' for p, v in b if p != v) or '(by name)'}" for t, (c, b) in choice.items()]
+        table += [
+            f"{i:>5}  {t.qualname:<30} {c.name:<62} {', '.join(f'{p}={v}' for p, v in b if p != v) or '(by name)'}"
+            for t, (c, b) in choice.items()
+        ]
         table.append(f"{i:>5}  -> " + (f"EARNED {gain}" if gain else "nothing more than no answer"))
         if gain:
             leaks |= _who_earned(tmp_path / f"round{i}", part, stub, choice, modules, no_answer, gain)
-    print(f"{part}: {sum(len(v) for v in fitting.values())} candidates for its {len(part_targets)} TODOs "
-          f"({', '.join(f'{t.qualname}: {len(v)}' for t, v in fitting.items())}), graded in {len(submissions)} "
-          f"submissions; points with no answer: {sum(s for s, _, _ in no_answer.scores.values()):g}\n"
-          f"round  TODO{' ' * 27}candidate{' ' * 54}bound otherwise than by name\n" + "\n".join(table))
-    assert not leaks, f"code of the handout earns points of {part}:\n" + "\n".join(f"{k}: earns {v}"
-                                                                                    for k, v in leaks.items())
+    print(
+        f"{part}: {sum(len(v) for v in fitting.values())} candidates for its {len(part_targets)} TODOs "
+        f"({', '.join(f'{t.qualname}: {len(v)}' for t, v in fitting.items())}), graded in {len(submissions)} "
+        f"submissions; points with no answer: {sum(s for s, _, _ in no_answer.scores.values()):g}\n"
+        f"round  TODO{' ' * 27}candidate{' ' * 54}bound otherwise than by name\n" + "\n".join(table)
+    )
+    assert not leaks, f"code of the handout earns points of {part}:\n" + "\n".join(
+        f"{k}: earns {v}" for k, v in leaks.items()
+    )
 
 
-def _who_earned(folder: Path, part: str, stub: str, choice: Choice, modules: dict[str, Module], no_answer: NoAnswer,
-                gain: dict[str, str]) -> dict[str, dict[str, str]]:
+def _who_earned(
+    folder: Path,
+    part: str,
+    stub: str,
+    choice: Choice,
+    modules: dict[str, Module],
+    no_answer: NoAnswer,
+    gain: dict[str, str],
+) -> dict[str, dict[str, str]]:
     """{"TODO <- candidate": the checks it earns alone} of a submission that earned `gain`; the candidates together
     when none earns alone."""
     alone = {}
@@ -568,14 +619,30 @@ def _who_earned(folder: Path, part: str, stub: str, choice: Choice, modules: dic
 
 # -- the leak scan -----------------------------------------------------------------------------------------------------
 
+
 def _handout(base: Path) -> dict[str, dict[str, bytes]]:
     """The handout as `python -m instructor handout --out DIR --zip FILE` writes it: {"folder"|"zip": its files}."""
-    out = subprocess.run([sys.executable, "-m", "instructor", "handout", "--out", str(base / "captioning"),
-                          "--zip", str(base / "captioning.zip")], cwd=ROOT, capture_output=True, text=True,
-                         timeout=600)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "instructor",
+            "handout",
+            "--out",
+            str(base / "captioning"),
+            "--zip",
+            str(base / "captioning.zip"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stdout + out.stderr
-    return {"handout folder": leak_scan.read_files(base / "captioning"),
-            "handout zip": leak_scan.read_files(base / "captioning.zip")}
+    return {
+        "handout folder": leak_scan.read_files(base / "captioning"),
+        "handout zip": leak_scan.read_files(base / "captioning.zip"),
+    }
 
 
 def _nbgrader_release(base: Path) -> dict[str, bytes]:
@@ -613,11 +680,13 @@ def _gradescope_visible(base: Path) -> dict[str, bytes]:
 def student_files(tmp_path_factory) -> dict[str, dict[str, bytes]]:
     """{what: its files} of everything a student receives or can read."""
     base = tmp_path_factory.mktemp("answer-free")
-    return _handout(base) | {"nbgrader release": _nbgrader_release(base),
-                             "Gradescope zip (what student code reads)": _gradescope_visible(base)}
+    return _handout(base) | {
+        "nbgrader release": _nbgrader_release(base),
+        "Gradescope zip (what student code reads)": _gradescope_visible(base),
+    }
 
 
-@pytest.mark.xdist_group("answer-free-scan")   # one worker builds student_files once
+@pytest.mark.xdist_group("answer-free-scan")  # one worker builds student_files once
 def test_no_run_of_solution_lines_is_in_what_students_receive(student_files):
     regions = leak_scan.solution_regions()
     assert sum(len(lines) for lines in regions.values()) > 100, "the solution regions were not read"
@@ -628,14 +697,19 @@ def test_no_run_of_solution_lines_is_in_what_students_receive(student_files):
     assert not shown, "solution lines in what students receive:\n" + "\n".join(shown)
 
 
-@pytest.mark.xdist_group("answer-free-scan")   # one worker builds student_files once
+@pytest.mark.xdist_group("answer-free-scan")  # one worker builds student_files once
 def test_no_staff_only_file_is_in_the_handout_or_the_release(student_files):
-    found = [f"{what}: {line}" for what, files in student_files.items() if not what.startswith("Gradescope")
-             for line in leak_scan.staff_leaks(files)]
+    found = [
+        f"{what}: {line}"
+        for what, files in student_files.items()
+        if not what.startswith("Gradescope")
+        for line in leak_scan.staff_leaks(files)
+    ]
     assert not found, "staff-only files handed to students:\n" + "\n".join(found)
 
 
 # -- the tests catch what they are for (each planted in a copy) --------------------------------------------------------
+
 
 def test_an_answer_planted_in_a_public_check_earns_points_and_is_caught(handout_files, tmp_path):
     """The reference's ngram_counts, pasted into a copy of the public BLEU checks as a helper of another name, fits
@@ -661,13 +735,17 @@ def test_the_scan_finds_solution_lines_renamed_and_a_staff_only_file(handout_fil
     rubric and a file marked staff-only, planted in the copy; a run of trivial lines alone is no leak."""
     regions = leak_scan.solution_regions()
     region = next(name for name in regions if "AttnCaptioner.forward" in name)
-    pasted = ["        out_scores, st = model.advance( captions[:,t], ctx, st )", "        outs.append(out_scores)",
-              "        maps.append(alpha_t)"]
+    pasted = [
+        "        out_scores, st = model.advance( captions[:,t], ctx, st )",
+        "        outs.append(out_scores)",
+        "        maps.append(alpha_t)",
+    ]
     originals = [line.text.strip() for line in regions[region]]
     assert "step_logits, state = self.advance(captions[:, t], context, state)" in originals, originals
     planted = dict(handout_files)
-    planted["reinforce.py"] += ("\n\ndef _planted(model, captions, ctx, st, outs, maps, alpha_t, t):\n"
-                                + "\n".join(pasted) + "\n").encode()
+    planted["reinforce.py"] += (
+        "\n\ndef _planted(model, captions, ctx, st, outs, maps, alpha_t, t):\n" + "\n".join(pasted) + "\n"
+    ).encode()
     planted["autograder/public/rubrics/part4.md"] = b"Question 4.1: full marks when the answer names ...\n"
     planted["notes.md"] = b"# Staff-only: grading notes for the written questions\n"
     found = leak_scan.leaks(planted, regions)

@@ -1,4 +1,5 @@
 """Reference checks for Part 4 (solutions/attention.py): attention step, coordinates, the decoder."""
+
 from __future__ import annotations
 
 import pytest
@@ -43,7 +44,7 @@ def test_attend_value_width_differs_from_key_width():
 def test_attend_uniform_keys_give_the_mean():
     g = torch.Generator().manual_seed(2)
     q = torch.randn(4, 8, generator=g)
-    k = torch.randn(4, 1, 8, generator=g).expand(4, 64, 8)     # every location has the same key
+    k = torch.randn(4, 1, 8, generator=g).expand(4, 64, 8)  # every location has the same key
     v = torch.randn(4, 64, 12, generator=g)
     context, weights = attend(q, k, v)
     torch.testing.assert_close(weights, torch.full((4, 64), 1 / 64))
@@ -65,11 +66,11 @@ def test_with_coords_corners_grid_8():
     assert out.shape == (2, 64, 50) and out.dtype == f.dtype
     torch.testing.assert_close(out[..., :48], f)
     coords = out[0, :, 48:]
-    torch.testing.assert_close(coords[0], torch.tensor([-0.875, -0.875]))      # top-left
-    torch.testing.assert_close(coords[7], torch.tensor([-0.875, 0.875]))       # top-right
-    torch.testing.assert_close(coords[56], torch.tensor([0.875, -0.875]))      # bottom-left
-    torch.testing.assert_close(coords[63], torch.tensor([0.875, 0.875]))       # bottom-right
-    torch.testing.assert_close(coords[9], torch.tensor([-0.625, -0.625]))      # row 1, column 1
+    torch.testing.assert_close(coords[0], torch.tensor([-0.875, -0.875]))  # top-left
+    torch.testing.assert_close(coords[7], torch.tensor([-0.875, 0.875]))  # top-right
+    torch.testing.assert_close(coords[56], torch.tensor([0.875, -0.875]))  # bottom-left
+    torch.testing.assert_close(coords[63], torch.tensor([0.875, 0.875]))  # bottom-right
+    torch.testing.assert_close(coords[9], torch.tensor([-0.625, -0.625]))  # row 1, column 1
     torch.testing.assert_close(out[1, :, 48:], coords)
 
 
@@ -85,9 +86,12 @@ def test_forward_shapes_and_weights():
     logits, weights = model(features, captions)
     assert logits.shape == (3, 9, VOCAB_SIZE) and weights.shape == (3, 9, 64)
     torch.testing.assert_close(weights.sum(-1), torch.ones(3, 9))
-    loss = soft_attention_loss(model, features, captions,
-                               lambda lg, y: F.cross_entropy(lg.reshape(-1, lg.shape[-1]), y[:, 1:].reshape(-1),
-                                                             ignore_index=PAD))
+    loss = soft_attention_loss(
+        model,
+        features,
+        captions,
+        lambda lg, y: F.cross_entropy(lg.reshape(-1, lg.shape[-1]), y[:, 1:].reshape(-1), ignore_index=PAD),
+    )
     loss.backward()
     assert model.Wq.weight.grad.abs().sum() > 0 and model.Wk.weight.grad.abs().sum() > 0
 
@@ -128,13 +132,23 @@ def test_a_training_failure_names_a_step_that_disagrees_with_forward(tmp_path, m
     from tests.meta.variants import ROOT, all_variants
     from tests.recipe_data import write_split
 
-    monkeypatch.setattr(recipes, "REFERENCES", {"show_and_tell": solutions.show_and_tell,
-                                                "decoding": solutions.decoding})
+    monkeypatch.setattr(
+        recipes, "REFERENCES", {"show_and_tell": solutions.show_and_tell, "decoding": solutions.decoding}
+    )
     split = write_split(tmp_path, 32, 8)
 
     def trained(student) -> dict:
-        return attention_recipes.train_and_decode(student, data=split, grid=PUBLISHED["attention"].options["grid"],
-                                                  epochs=1, batch_size=16, lr=3e-3, seed=0, shown=0)
+        return attention_recipes.train_and_decode(
+            student,
+            data=split,
+            grid=PUBLISHED["attention"].options["grid"],
+            epochs=1,
+            batch_size=16,
+            lr=3e-3,
+            seed=0,
+            shown=0,
+        )
+
     reply = trained(solutions.attention)
     assert reply["step_agrees_with_forward"] is True and known_causes(reply) == []
     variant = next(v for v in all_variants() if v.part == "attention" and v.name == "forward_feeds_the_next_word")

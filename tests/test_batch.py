@@ -1,5 +1,6 @@
 """TA batch grading: the accepted layouts, safe extraction, resuming, a safe CSV, and one broken
 submission never stopping the batch. Submissions hold only bleu.py (Part 3 grades in seconds)."""
+
 import csv
 import html
 import json
@@ -14,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from autograder.grader import batch, grades_table
-from autograder.grader.results import was_graded
 from autograder.grader import rubric as rubric_mod
 from autograder.grader.intake import IntakeError, Submission, discover, extract_zip, module_folder
+from autograder.grader.results import was_graded
 from shared.parts import MODULES
 
 pytestmark = pytest.mark.xdist_group("batch")  # one worker builds the shared fixture
@@ -25,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 REFERENCE, STUB = ROOT / "solutions" / "bleu.py", ROOT / "assignments" / "bleu.py"
 
 
-def zip_with(path: Path, entries: dict[str, bytes], links: dict[str, str] = {}) -> Path:
+def zip_with(path: Path, entries: dict[str, bytes], links: dict[str, str] | None = None) -> Path:
+    links = links or {}
     with zipfile.ZipFile(path, "w") as zf:
         for name, data in entries.items():
             zf.writestr(name, data)
@@ -47,7 +49,7 @@ def graded(tmp_path_factory):
     zip_with(root / "mallory.zip", {"../../escape.py": b"x = 1"})
     zip_with(root / "trudy.zip", {"bleu.py": b""}, links={"decoding.py": "/etc/passwd"})
     (root / "carol.zip").write_bytes(b"this is not a zip")
-    (root / "erin").mkdir()                                     # an empty submission
+    (root / "erin").mkdir()  # an empty submission
     (root / "erin" / "notes.txt").write_text("nothing to grade")
     out = tmp_path_factory.mktemp("out")
     rows = batch.run(root, out, jobs=2)
@@ -57,9 +59,11 @@ def graded(tmp_path_factory):
 def test_every_submission_gets_a_row_and_results(graded):
     root, out, rows = graded
     assert set(rows) == {"alice", "=HYPERLINK(1)", "bob", "mallory", "trudy", "carol", "erin"}
-    assert rows["alice"]["bleu"] == rows["bob"]["bleu"] == 15 and rows["alice"]["total"] == 15, \
-        [t["output"] for t in json.loads((out / "alice" / "results.json").read_text())["tests"] if t["score"] < t["max_score"]
-         and "bleu" in t["tags"]]
+    assert rows["alice"]["bleu"] == rows["bob"]["bleu"] == 15 and rows["alice"]["total"] == 15, [
+        t["output"]
+        for t in json.loads((out / "alice" / "results.json").read_text())["tests"]
+        if t["score"] < t["max_score"] and "bleu" in t["tags"]
+    ]
     assert rows["=HYPERLINK(1)"]["bleu"] == 0
     for key in rows:
         assert (out / key / "results.json").is_file()
@@ -99,7 +103,8 @@ def test_gradescope_export_layout_names_the_submitters(tmp_path):
     (tmp_path / "submission_101").mkdir()
     (tmp_path / "submission_101" / "bleu.py").write_text("x = 1")
     (tmp_path / "submission_metadata.yml").write_text(
-        "submission_101:\n  :submitters:\n  - :name: Ada Lovelace\n    :email: ada@example.org\n")
+        "submission_101:\n  :submitters:\n  - :name: Ada Lovelace\n    :email: ada@example.org\n"
+    )
     [sub] = discover(tmp_path)
     assert (sub.id, sub.name) == ("submission_101", "Ada Lovelace")
 
@@ -110,7 +115,11 @@ def test_extraction_limits_and_nested_folders(tmp_path):
         extract_zip(big, tmp_path / "big")
     nested = extract_zip(zip_with(tmp_path / "n.zip", {"a/b/bleu.py": b"", "__MACOSX/a/bleu.py": b""}), tmp_path / "n")
     assert module_folder(nested) == tmp_path / "n" / "a" / "b"
-    assert grades_table.safe_cell("-1+2") == "'-1+2" and grades_table.safe_cell(3.5) == "3.5" and grades_table.safe_cell("a\x00b") == "ab"
+    assert (
+        grades_table.safe_cell("-1+2") == "'-1+2"
+        and grades_table.safe_cell(3.5) == "3.5"
+        and grades_table.safe_cell("a\x00b") == "ab"
+    )
 
 
 def test_the_summary_shows_distributions_the_most_failed_checks_and_every_submission(graded, tmp_path):
@@ -123,8 +132,11 @@ def test_the_summary_shows_distributions_the_most_failed_checks_and_every_submis
     assert sorted(ids) == sorted(rows)
     assert "unsafe path" in text and "not a valid zip" in text
     graded_ids = [i for i, r in rows.items() if was_graded(r)]
-    failed = re.findall(r'<tr data-check-number="[^"]*"><td class="num">[^<]*</td><td>([^<]*)</td>'
-                        r'<td class="num">(\d+)</td><td class="num">(\d+)%</td>', text)
+    failed = re.findall(
+        r'<tr data-check-number="[^"]*"><td class="num">[^<]*</td><td>([^<]*)</td>'
+        r'<td class="num">(\d+)</td><td class="num">(\d+)%</td>',
+        text,
+    )
     # Only bleu.py was submitted: the other parts count as modules not submitted, not as failed checks; of Part 3's
     # checks, the stub fails every one, the two references none (the empty submission holds no bleu.py).
     assert failed and all("(bleu)" in name for name, _, _ in failed), failed
@@ -132,10 +144,11 @@ def test_the_summary_shows_distributions_the_most_failed_checks_and_every_submis
     missing = dict(re.findall(r'<tr data-module="(\w+)"><td>\w+\.py</td><td class="num">(\d+)</td>', text))
     assert missing == {**{m: str(len(graded_ids)) for m in MODULES if m != "bleu"}, "bleu": "1"}, missing
     from autograder.grader.report.summary import failed_checks
+
     documents = [json.loads((out / i / "results.json").read_text()) for i in graded_ids]
     bleu = [(e["failed"], e["graded"]) for e in failed_checks(documents) if "(bleu)" in e["name"]]
     assert len(bleu) == len(rubric_mod.load()["bleu"]) and set(bleu) == {(1, 3)}
-    assert len(structure(text).sources) == 1 and "report.html" not in text    # a histogram; no reports asked for
+    assert len(structure(text).sources) == 1 and "report.html" not in text  # a histogram; no reports asked for
     assert '<a class="staff" href="staff/alice.txt">staff view</a>' in text
     rendered = browser.render(out / "summary.html", tmp_path)
     assert rendered.get("data-rendered") == "ok" and rendered.get("data-images") == "1", rendered
@@ -152,8 +165,10 @@ def test_feedback_reports_on_request_are_linked_from_the_summary(tmp_path):
     assert row["id"] == hostile and row["bleu"] == 15
     assert list(structure((out / hostile / "report.html").read_text()).parts) == list(MODULES)
     summary = (out / "summary.html").read_text()
-    assert ('<a href="%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3Eeve/report.html">'
-            '&lt;img src=x onerror=alert(1)&gt;eve</a>') in summary
+    assert (
+        '<a href="%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3Eeve/report.html">'
+        "&lt;img src=x onerror=alert(1)&gt;eve</a>"
+    ) in summary
     assert hostile not in summary
 
 
@@ -163,8 +178,8 @@ def test_a_batch_asked_for_reports_regrades_only_what_lacks_one(tmp_path):
         (tmp_path / s.id).mkdir()
         (tmp_path / s.id / "results.json").write_text(json.dumps({"score": 0, "tests": tests}))
     assert batch._done(tmp_path, graded, reports=False)
-    assert not batch._done(tmp_path, graded, reports=True)          # graded before without its report
-    assert batch._done(tmp_path, unreadable, reports=True)          # nothing to report on
+    assert not batch._done(tmp_path, graded, reports=True)  # graded before without its report
+    assert batch._done(tmp_path, unreadable, reports=True)  # nothing to report on
     (tmp_path / "ada" / "report.html").write_text("<!doctype html>")
     assert batch._done(tmp_path, graded, reports=True)
     assert not batch._done(tmp_path, Submission("dan", "", tmp_path), reports=False)
@@ -186,7 +201,7 @@ def test_part_regrades_one_part_and_merges_it_into_the_results(graded, tmp_path)
         d.pop("execution_time")
         d["output"] = re.sub(r"captionkit-sandbox(-\d+)?", "captionkit-sandbox", d["output"])
     assert document == full
-    staff = (merged / "staff" / "alice.txt").read_text()    # the staff view merged too: Part 3 passes now
+    staff = (merged / "staff" / "alice.txt").read_text()  # the staff view merged too: Part 3 passes now
     assert "merged into the earlier grade" in staff and " bleu." not in staff and "\n2.1 decoding." in staff
 
 
@@ -194,26 +209,46 @@ def test_part_keeps_the_other_parts_and_grades_new_submissions_in_full(tmp_path)
     root, out = tmp_path / "class", tmp_path / "out"
     (root / "ada").mkdir(parents=True)
     (root / "ada" / "bleu.py").write_text(REFERENCE.read_text())
-    kept = {"name": "Part 2 (decoding): kept", "number": "2.1", "score": 1.0, "max_score": 1.0, "status": "passed",
-            "visibility": "visible", "output": "passed", "tags": ["decoding", "public"]}
-    replaced = {**kept, "name": "Part 3 (bleu): graded before the fix", "number": "3.1", "score": 0.0,
-                "status": "failed", "tags": ["bleu", "public"]}
+    kept = {
+        "name": "Part 2 (decoding): kept",
+        "number": "2.1",
+        "score": 1.0,
+        "max_score": 1.0,
+        "status": "passed",
+        "visibility": "visible",
+        "output": "passed",
+        "tags": ["decoding", "public"],
+    }
+    replaced = {
+        **kept,
+        "name": "Part 3 (bleu): graded before the fix",
+        "number": "3.1",
+        "score": 0.0,
+        "status": "failed",
+        "tags": ["bleu", "public"],
+    }
     (out / "ada").mkdir(parents=True)
-    (out / "ada" / "results.json").write_text(json.dumps({"score": 1.0, "execution_time": 1, "output": "",
-                                                          "tests": [kept, replaced]}))
+    (out / "ada" / "results.json").write_text(
+        json.dumps({"score": 1.0, "execution_time": 1, "output": "", "tests": [kept, replaced]})
+    )
     (out / "ada" / "report.html").write_text("<!doctype html>")
     (root / "ben").mkdir()
     (root / "ben" / "bleu.py").write_text(REFERENCE.read_text())
     rows = {r["id"]: r for r in batch.run(root, out, parts=("bleu",))}
     assert rows["ada"]["decoding"] == 1 and rows["ada"]["bleu"] == 15 and rows["ada"]["total"] == 16
     ada = json.loads((out / "ada" / "results.json").read_text())
-    assert replaced not in ada["tests"] and ada["tests"][0] == kept and {m for t in ada["tests"] for m in t["tags"]} - {"public", "hidden"} == \
-        {"decoding", "bleu"}
+    assert (
+        replaced not in ada["tests"]
+        and ada["tests"][0] == kept
+        and {m for t in ada["tests"] for m in t["tags"]} - {"public", "hidden"} == {"decoding", "bleu"}
+    )
     public = sum(e.points for e in rubric_mod.load()["bleu"].values() if e.visibility == "public")
-    assert (f"Part 2 decoding: 1 / 1 public points\nPart 3 bleu: {public:g} / {public:g} public points; "
-            f"{15 - public:g} more from hidden and training checks, shown after the due date") in ada["output"]
+    assert (
+        f"Part 2 decoding: 1 / 1 public points\nPart 3 bleu: {public:g} / {public:g} public points; "
+        f"{15 - public:g} more from hidden and training checks, shown after the due date"
+    ) in ada["output"]
     assert not (out / "ada" / "report.html").exists(), "a report drawn before the regrade would disagree with it"
-    ben = json.loads((out / "ben" / "results.json").read_text())   # not graded before: graded in full
+    ben = json.loads((out / "ben" / "results.json").read_text())  # not graded before: graded in full
     assert {m for t in ben["tests"] for m in t["tags"]} >= set(MODULES)
 
 
@@ -267,8 +302,10 @@ def test_batch_runs_without_dask_and_says_what_scheduler_needs(tmp_path):
     root = tmp_path / "class"
     (root / "ada").mkdir(parents=True)
     (root / "ada" / "bleu.py").write_text(REFERENCE.read_text())
-    blocked = ("import sys; sys.modules.update(dict.fromkeys(['dask', 'distributed'])); "
-               "from autograder.__main__ import main; sys.exit(main(sys.argv[1:]))")
+    blocked = (
+        "import sys; sys.modules.update(dict.fromkeys(['dask', 'distributed'])); "
+        "from autograder.__main__ import main; sys.exit(main(sys.argv[1:]))"
+    )
     command = [sys.executable, "-c", blocked, "batch", str(root), "--out", str(tmp_path / "out")]
     local = subprocess.run(command + ["--part", "bleu"], capture_output=True, text=True, cwd=ROOT)
     assert local.returncode == 0 and "graded 1 of 1" in local.stdout, local.stdout + local.stderr
@@ -326,7 +363,7 @@ def test_each_submission_has_a_staff_view_for_the_staff_alone(graded):
     assert text.startswith(f"Staff view of =HYPERLINK(1): 0 / {full:g}") and "Never give this file to a student" in text
     assert "3.1 bleu.ngram_counts_is_the_counter_of_ngrams (public, 0 of 1)" in text
     assert re.search(r"3\.\d+ bleu\.\w+ \(hidden, 0 of \d+\)", text), text[:3000]
-    assert 'File "bleu.py", line' in text                      # the traceback in the student's file
+    assert 'File "bleu.py", line' in text  # the traceback in the student's file
 
 
 def test_a_staff_view_an_earlier_kit_wrote_beside_the_report_is_moved_out(tmp_path):
@@ -336,8 +373,7 @@ def test_a_staff_view_an_earlier_kit_wrote_beside_the_report_is_moved_out(tmp_pa
     (tmp_path / "ada").mkdir()
     (tmp_path / "ada" / "results.json").write_text(json.dumps({"score": 0, "tests": []}))
     (tmp_path / "ada" / "staff.txt").write_text("Staff view of ada\n\n2.1 decoding.greedy (public, 0 of 2): ...\n")
-    batch._store(tmp_path, ada, {"results": {"score": 0, "tests": []}, "staff": "Staff view of ada\n"},
-                 merge=("bleu",))
+    batch._store(tmp_path, ada, {"results": {"score": 0, "tests": []}, "staff": "Staff view of ada\n"}, merge=("bleu",))
     assert not (tmp_path / "ada" / "staff.txt").exists()
     moved = tmp_path / "staff" / "ada.txt"
     assert "2.1 decoding.greedy" in moved.read_text() and stat.S_IMODE(moved.stat().st_mode) == 0o600

@@ -5,6 +5,7 @@ The hand-checked values are the lecture's (Papineni's clipping example, an ident
 computed by hand below. The oracles are nltk's `corpus_bleu` and pycocoevalcap's `Bleu`; they
 agree with the kit only where their conventions coincide, see docs/bleu.md.
 """
+
 from __future__ import annotations
 
 import copy
@@ -18,8 +19,9 @@ try:
     from nltk.translate.bleu_score import corpus_bleu as nltk_corpus_bleu
     from pycocoevalcap.bleu.bleu import Bleu as CocoBleu
 except ImportError as err:  # the oracles are an install extra, not optional for this module
-    raise ImportError("tests/test_bleu_reference.py needs the BLEU oracles nltk and pycocoevalcap: "
-                      "pip install -e '.[oracles]'") from err
+    raise ImportError(
+        "tests/test_bleu_reference.py needs the BLEU oracles nltk and pycocoevalcap: pip install -e '.[oracles]'"
+    ) from err
 
 import solutions.bleu as bleu_module
 from shared.vocab import FACT_WORDS
@@ -38,8 +40,9 @@ def nltk_bleu(hyps, refs, max_n=4):
 
 def coco_bleu(hyps, refs):
     """pycocoevalcap's corpus BLEU-1..4 (its first return value; the second is per-sentence)."""
-    score, _ = CocoBleu(4).compute_score({i: list(rs) for i, rs in enumerate(refs)},
-                                         {i: [h] for i, h in enumerate(hyps)}, verbose=0)
+    score, _ = CocoBleu(4).compute_score(
+        {i: list(rs) for i, rs in enumerate(refs)}, {i: [h] for i, h in enumerate(hyps)}, verbose=0
+    )
     return score
 
 
@@ -71,6 +74,7 @@ def random_corpus(seed, mode, size=30):
 
 
 # ----------------------------------------------------------------------------- hand-checked values
+
 
 def test_ngram_counts():
     counts = ngram_counts("a red circle above a red square".split(), 2)
@@ -145,24 +149,28 @@ def test_inputs_are_not_modified():
     assert (hyps, refs) == before
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: corpus_bleu(["a red circle"], [["a red circle"], ["a"]]), ValueError, "hyps, refs"),
-    (lambda: corpus_bleu([], []), ValueError, "hyps"),
-    (lambda: corpus_bleu(["a red circle"], ["a red circle"]), TypeError, r"refs\[0\]"),
-    (lambda: corpus_bleu(["a red circle"], [[]]), ValueError, r"refs\[0\]"),
-    (lambda: corpus_bleu([["a", "red"]], [["a red"]]), TypeError, r"hyps\[0\]"),
-    (lambda: corpus_bleu(["a"], [["a"]], max_n=0), ValueError, "max_n"),
-    (lambda: ngram_counts("a red circle", 1), TypeError, "tokens"),
-    (lambda: ngram_counts(["a"], 0), ValueError, "n"),
-    (lambda: clipped_counts(["a"], [], 1), ValueError, "refs"),
-    (lambda: clipped_counts(["a"], ["a"], 1), TypeError, r"refs\[0\]"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: corpus_bleu(["a red circle"], [["a red circle"], ["a"]]), ValueError, "hyps, refs"),
+        (lambda: corpus_bleu([], []), ValueError, "hyps"),
+        (lambda: corpus_bleu(["a red circle"], ["a red circle"]), TypeError, r"refs\[0\]"),
+        (lambda: corpus_bleu(["a red circle"], [[]]), ValueError, r"refs\[0\]"),
+        (lambda: corpus_bleu([["a", "red"]], [["a red"]]), TypeError, r"hyps\[0\]"),
+        (lambda: corpus_bleu(["a"], [["a"]], max_n=0), ValueError, "max_n"),
+        (lambda: ngram_counts("a red circle", 1), TypeError, "tokens"),
+        (lambda: ngram_counts(["a"], 0), ValueError, "n"),
+        (lambda: clipped_counts(["a"], [], 1), ValueError, "refs"),
+        (lambda: clipped_counts(["a"], ["a"], 1), TypeError, r"refs\[0\]"),
+    ],
+)
 def test_bad_inputs_name_the_argument(call, error, match):
     with pytest.raises(error, match=match):
         call()
 
 
 # ----------------------------------------------------------------------------- oracles
+
 
 @pytest.mark.parametrize("mode", ["mixed", "shorter", "longer"])
 @pytest.mark.parametrize("seed", [0, 1, 2])

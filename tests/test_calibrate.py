@@ -2,14 +2,15 @@
 
 A toy spec stands in for the trained parts (a real calibration trains each reference for minutes): its score is the
 training seed / 10, and its verdict fails seed +1, so the table's numbers and the failure report are known."""
+
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import torch
 from torch import nn
 
 from autograder.grader import calibrate
-from types import SimpleNamespace
-
 from autograder.grader.training import TrainingSpec
 from autograder.public.compare import CheckFailed
 from autograder.public.training import Published
@@ -18,6 +19,7 @@ from autograder.public.training import Published
 class ToyContext:
     """What calibrate needs of a GradingContext: the hidden seed, and data it may load (the toy's verdict reads no
     test scenes)."""
+
     seed = 0
     data = SimpleNamespace(test=SimpleNamespace(scenes=None))
 
@@ -36,11 +38,22 @@ class ToyModel(nn.Module):
         self.seed = seed
 
 
-TOY = TrainingSpec(part="toy", check="trained_toy", description="",
-                   published=Published("toy", epochs=1, batch_size=1, lr=0.1, threshold=0.05,
-                                       score=lambda out, test: out["seed"] / 10, verdict=toy_verdict),
-                   train_reference=lambda ctx, seed, epochs, prepared: ToyModel(seed),
-                   reference_reply=lambda model, ctx: {"seed": model.seed})
+TOY = TrainingSpec(
+    part="toy",
+    check="trained_toy",
+    description="",
+    published=Published(
+        "toy",
+        epochs=1,
+        batch_size=1,
+        lr=0.1,
+        threshold=0.05,
+        score=lambda out, test: out["seed"] / 10,
+        verdict=toy_verdict,
+    ),
+    train_reference=lambda ctx, seed, epochs, prepared: ToyModel(seed),
+    reference_reply=lambda model, ctx: {"seed": model.seed},
+)
 
 
 def run(monkeypatch, capsys, *argv: str) -> tuple[int, str]:

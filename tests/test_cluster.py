@@ -3,6 +3,7 @@ processes started as a TA would start them (docs/batch.md), a small class graded
 local batch; a worker killed in the middle of a grade loses no submission, and a rerun resumes.
 
 Submissions hold only bleu.py (Part 3 grades in seconds); needs the extra `.[cluster]` (bootstrap installs it)."""
+
 import json
 import os
 import re
@@ -25,8 +26,14 @@ REFERENCE, STUB = ROOT / "solutions" / "bleu.py", ROOT / "assignments" / "bleu.p
 
 def _dask(*args: str, log: Path) -> subprocess.Popen:
     with open(log, "wb") as f:
-        return subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=f, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, cwd=log.parent, start_new_session=True)
+        return subprocess.Popen(
+            [sys.executable, "-m", "dask", *args],
+            stdout=f,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=log.parent,
+            start_new_session=True,
+        )
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -41,16 +48,37 @@ def cluster(tmp_path_factory):
     (without a nanny, a killed worker stays dead)."""
     folder = tmp_path_factory.mktemp("cluster")
     file = folder / "scheduler.json"
-    scheduler = _dask("scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file",
-                      str(file), log=folder / "scheduler.log")
+    scheduler = _dask(
+        "scheduler",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--no-dashboard",
+        "--scheduler-file",
+        str(file),
+        log=folder / "scheduler.log",
+    )
     workers = []
     try:
         deadline = time.monotonic() + 120
         while not file.exists() and time.monotonic() < deadline:
             time.sleep(0.2)
         address = json.loads(file.read_text())["address"]
-        workers = [_dask("worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--name", f"w{i}",
-                         log=folder / f"worker-{i}.log") for i in range(2)]
+        workers = [
+            _dask(
+                "worker",
+                address,
+                "--nthreads",
+                "1",
+                "--no-nanny",
+                "--no-dashboard",
+                "--name",
+                f"w{i}",
+                log=folder / f"worker-{i}.log",
+            )
+            for i in range(2)
+        ]
         with Client(address, timeout="60s") as client:
             client.wait_for_workers(2, timeout=120)
         yield address, workers
@@ -98,8 +126,12 @@ def assert_same_results(out: Path, expected: Path) -> None:
 
 
 def cli_batch(klass: Path, out: Path, address: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "autograder", "batch", str(klass), "--out", str(out),
-                             "--scheduler", address], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "autograder", "batch", str(klass), "--out", str(out), "--scheduler", address],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def test_a_cluster_grades_like_a_local_batch(cluster, klass, local, tmp_path):
@@ -110,12 +142,12 @@ def test_a_cluster_grades_like_a_local_batch(cluster, klass, local, tmp_path):
     assert "graded 3 of 4 submissions" in output, output
     assert_same_results(tmp_path / "out", local)
     cy = json.loads((tmp_path / "out" / "cy" / "results.json").read_text())
-    assert any("decoding.py is a symbolic link" in t["output"] for t in cy["tests"])   # the link travelled as one
+    assert any("decoding.py is a symbolic link" in t["output"] for t in cy["tests"])  # the link travelled as one
 
 
 def _grading(worker: subprocess.Popen) -> bool:
     """The dask worker is in the middle of a grade: it has started a sandbox worker of its own."""
-    threads = Path(f"/proc/{worker.pid}/task").glob("*/children")   # a child is listed under the thread that made it
+    threads = Path(f"/proc/{worker.pid}/task").glob("*/children")  # a child is listed under the thread that made it
     return any(t.read_text().strip() for t in threads)
 
 
@@ -133,7 +165,7 @@ def test_a_worker_killed_mid_run_loses_no_submission_and_a_rerun_resumes(cluster
     output, _ = run.communicate(timeout=900)
     assert run.returncode == 0, output
     assert "graded 3 of 4 submissions" in output, output
-    assert_same_results(out, local)      # the killed worker's submission was graded again on the other one
+    assert_same_results(out, local)  # the killed worker's submission was graded again on the other one
 
     before = {p.parent.name: p.stat().st_mtime_ns for p in out.glob("*/results.json")}
     os.remove(out / "ben" / "results.json")

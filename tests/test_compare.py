@@ -1,5 +1,6 @@
 """autograder.public.compare's failure messages name the entry that fails, and finding it imports nothing heavy: the
 grading process lives for a whole grade beside a worker (benchmarks/RESULTS.md)."""
+
 import subprocess
 import sys
 import textwrap
@@ -41,11 +42,15 @@ def test_naming_the_worst_entry_does_not_import_sympy():
     assert done.stdout.splitlines()[-1] == "False" and "at (0, 0)" in done.stdout
 
 
-@pytest.mark.parametrize("actual, expected", [
-    (torch.ones(3, dtype=torch.bool), torch.tensor([0.3, 0.7, 1.5])),       # True is 1, not "nonzero"
-    (torch.tensor([1, 3]), torch.tensor([1.0, 2.7])),                       # an int is its value, not a truncation
-    (torch.ones(2, dtype=torch.bool), torch.tensor([2, 5])),                 # True is 1, not any nonzero integer
-], ids=["bool for floats", "ints for floats", "bool for ints"])
+@pytest.mark.parametrize(
+    "actual, expected",
+    [
+        (torch.ones(3, dtype=torch.bool), torch.tensor([0.3, 0.7, 1.5])),  # True is 1, not "nonzero"
+        (torch.tensor([1, 3]), torch.tensor([1.0, 2.7])),  # an int is its value, not a truncation
+        (torch.ones(2, dtype=torch.bool), torch.tensor([2, 5])),  # True is 1, not any nonzero integer
+    ],
+    ids=["bool for floats", "ints for floats", "bool for ints"],
+)
 def test_A69_a_result_of_another_dtype_is_compared_by_its_values(actual, expected):
     """check_dtype=False compares values: a bool or integer result was compared after casting what is expected to its
     dtype, so a constant all-True tensor matched any expected value with no zero (update_baseline earned 2 points)."""

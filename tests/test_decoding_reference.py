@@ -1,4 +1,5 @@
 """Part 2 reference: greedy, beam search against exhaustive search on toy models, and sampling."""
+
 import itertools
 
 import pytest
@@ -46,7 +47,7 @@ def all_sequences(toy, V, T):
         seq = list(seq)
         if END in seq:
             i = seq.index(END)
-            seq = seq[:i + 1] + [PAD] * (T - i - 1)
+            seq = seq[: i + 1] + [PAD] * (T - i - 1)
         seen.add(tuple(seq))
     return sorted(seen, key=toy.score, reverse=True)
 
@@ -59,7 +60,7 @@ def test_wide_beam_is_exhaustive_search_and_k1_is_greedy(seed):
     for j, seq in enumerate(ranked):
         assert toy.score(tokens[0, j].tolist()) == pytest.approx(toy.score(seq), abs=1e-9)
         assert scores[0, j].item() == pytest.approx(toy.score(seq), abs=1e-9)
-    assert torch.isneginf(scores[0, len(ranked):]).all(), "missing hypotheses must score -inf"
+    assert torch.isneginf(scores[0, len(ranked) :]).all(), "missing hypotheses must score -inf"
     b1, _ = beam_search(toy, toy.init_state(4), k=1, max_len=T)
     assert torch.equal(b1[:, 0], greedy_decode(toy, toy.init_state(4), T))
 
@@ -72,7 +73,7 @@ def test_scores_equal_the_recomputed_log_probability_and_pad_follows_end():
             seq = tokens[n, j].tolist()
             assert scores[n, j].item() == pytest.approx(toy.score(seq), abs=1e-9)
             if END in seq:
-                assert all(t == PAD for t in seq[seq.index(END) + 1:])
+                assert all(t == PAD for t in seq[seq.index(END) + 1 :])
         assert (scores[n, :-1] >= scores[n, 1:]).all()
 
 

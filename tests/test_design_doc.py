@@ -1,5 +1,6 @@
 """docs/grader.md's "The path of a submission" names the functions a grade goes through: each name resolves in the
 kit, so the map cannot drift from the code without this failing."""
+
 from __future__ import annotations
 
 import importlib
@@ -17,8 +18,10 @@ ROOT = Path(__file__).resolve().parents[1]
 NOT_NAMES = {"chk.fn", "worker.call", "results.json"}
 # A name of the map: zone/module[.py][: or .]attribute[()], module.attribute, Class.method, each followed by "()" or
 # not; a word with neither a dot nor a slash is prose.
-NAME = re.compile(r"(?<![\w/<])((?:grader|public|worker)/[a-z_]+(?:\.py)?(?::\s*[a-z_]+\(\))?(?:\.[A-Za-z_]\w*)*"
-                  r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(\))?")
+NAME = re.compile(
+    r"(?<![\w/<])((?:grader|public|worker)/[a-z_]+(?:\.py)?(?::\s*[a-z_]+\(\))?(?:\.[A-Za-z_]\w*)*"
+    r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?:\(\))?"
+)
 
 
 def the_map() -> str:
@@ -41,7 +44,7 @@ def resolve(name: str, found: dict[str, object]) -> object | None:
     """The object `name` stands for, or None."""
     name = re.sub(r"\.py\b", "", re.sub(r":\s*", ".", name)).replace("/", ".").removesuffix("()")
     parts = name.split(".")
-    for i in range(len(parts), 0, -1):   # the longest module path first: grader.engine.grade
+    for i in range(len(parts), 0, -1):  # the longest module path first: grader.engine.grade
         head = ".".join(parts[:i])
         owners = [m for key, m in found.items() if key == head or key.endswith("." + head)]
         for owner in owners:

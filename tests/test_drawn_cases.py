@@ -7,6 +7,7 @@ before the draw: the parts graded before this one, the reference modules, an edi
 own helper module in a notebook kernel. autograder/public/strategies.py empties that pool; these tests load a module
 full of constants beside the kit and check that not one drawn case moves.
 """
+
 from __future__ import annotations
 
 import json
@@ -55,16 +56,25 @@ def _drawn(imports: list[str], extra_path: Path | None = None) -> dict[str, list
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([str(extra_path)] if extra_path else []))
     env["PYTHONHASHSEED"] = "0"
-    done = subprocess.run([sys.executable, "-c", DRAW, json.dumps(imports)], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", DRAW, json.dumps(imports)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout)
 
 
 def _moved(first: dict[str, list[str]], second: dict[str, list[str]]) -> list[str]:
     assert first.keys() == second.keys()
-    return [f"{key}: {sum(a != b for a, b in zip(first[key], second[key]))} of {len(first[key])} cases differ"
-            for key in first if first[key] != second[key]]
+    return [
+        f"{key}: {sum(a != b for a, b in zip(first[key], second[key]))} of {len(first[key])} cases differ"
+        for key in first
+        if first[key] != second[key]
+    ]
 
 
 def test_a_module_of_constants_beside_the_kit_moves_no_drawn_case(tmp_path):
@@ -79,9 +89,16 @@ def test_a_module_of_constants_beside_the_kit_moves_no_drawn_case(tmp_path):
 def test_the_grader_draws_the_same_cases_whichever_parts_it_graded_before():
     """A part graded alone (`grade --part`, `batch --part`) sees the cases it saw in a full grade, where the
     earlier parts' checks, recipes and reference modules had been imported first."""
-    imported_by_a_full_grade = ["autograder.grader.engine", "autograder.grader.checks.show_and_tell",
-                                "autograder.grader.checks.attention", "autograder.worker.recipes",
-                                "solutions.show_and_tell", "solutions.decoding", "solutions.attention",
-                                "shared.training", "shared.encoder"]
+    imported_by_a_full_grade = [
+        "autograder.grader.engine",
+        "autograder.grader.checks.show_and_tell",
+        "autograder.grader.checks.attention",
+        "autograder.worker.recipes",
+        "solutions.show_and_tell",
+        "solutions.decoding",
+        "solutions.attention",
+        "shared.training",
+        "shared.encoder",
+    ]
     alone, after = _drawn([]), _drawn(imported_by_a_full_grade)
     assert not _moved(alone, after), _moved(alone, after)

@@ -1,13 +1,14 @@
 """environment.yml states the same dependencies, with the same version floors, as pyproject.toml."""
+
 import re
-import tomllib
 from pathlib import Path
 
+import tomllib
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-CONDA_NAMES = {"pytorch": "torch"}          # conda's name -> pip's
-CONDA_ONLY = {"python", "cpuonly", "pip"}   # conda's way of pinning the interpreter and the CPU build, and pip
+CONDA_NAMES = {"pytorch": "torch"}  # conda's name -> pip's
+CONDA_ONLY = {"python", "cpuonly", "pip"}  # conda's way of pinning the interpreter and the CPU build, and pip
 
 
 def split(requirement: str) -> tuple[str, str]:
@@ -22,8 +23,9 @@ def test_environment_yml_matches_pyproject():
         pip.update(split(r) for r in extra)
     conda = {}
     entries = yaml.safe_load((ROOT / "environment.yml").read_text())["dependencies"]
-    for entry in [e for e in entries if isinstance(e, str)] + [p for e in entries if isinstance(e, dict)
-                                                               for p in e["pip"]]:
+    for entry in [e for e in entries if isinstance(e, str)] + [
+        p for e in entries if isinstance(e, dict) for p in e["pip"]
+    ]:
         name, spec = split(entry)
         if name not in CONDA_ONLY:
             conda[CONDA_NAMES.get(name, name)] = spec

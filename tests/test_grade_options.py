@@ -1,4 +1,5 @@
 """engine.GradeOptions: what a grade runs, validated where it is made."""
+
 import pytest
 
 from autograder.grader import rubric as rubric_mod
@@ -7,8 +8,10 @@ from autograder.grader.engine import GradeOptions, _graded_checks
 from shared.parts import MODULES
 
 
-@pytest.mark.parametrize("kwargs, named", [({"training": "sometimes"}, "training"), ({"parts": ("bleux",)}, "parts"),
-                                           ({"time_limit": 0}, "time_limit")])
+@pytest.mark.parametrize(
+    "kwargs, named",
+    [({"training": "sometimes"}, "training"), ({"parts": ("bleux",)}, "parts"), ({"time_limit": 0}, "time_limit")],
+)
 def test_a_bad_option_names_itself(kwargs, named):
     with pytest.raises(ValueError, match=f"^{named}: expected"):
         GradeOptions(**kwargs)
@@ -22,6 +25,7 @@ def test_the_options_choose_the_checks_of_a_part(part):
 
     def chosen(**kwargs):
         return _graded_checks(part, entries, GradeOptions(**kwargs))
+
     assert chosen() == every
     assert chosen(public_only=True) == public
     assert chosen(training="without") == [c for c in every if not c.training]

@@ -1,5 +1,6 @@
 """The gradebook export of a batch folder: Canvas's gradebook import and the long format (one row per student and
 check). The batch folder is written by hand (grades.csv and results.json as `batch` writes them), so no grade runs."""
+
 import csv
 import json
 import re
@@ -67,9 +68,19 @@ def read_canvas_import(path: Path) -> dict:
 
 def results(scores: dict[str, tuple[float, float]]) -> dict:
     """A results.json document with one test per (part, number) -> (score, max_score)."""
-    tests = [{"name": f"Part ? ({key.split(':')[0]}): check {key}", "number": key.split(":")[1], "score": s,
-              "max_score": m, "status": "passed" if s == m else "failed", "visibility": "visible",
-              "output": "", "tags": [key.split(":")[0], "public"]} for key, (s, m) in scores.items()]
+    tests = [
+        {
+            "name": f"Part ? ({key.split(':')[0]}): check {key}",
+            "number": key.split(":")[1],
+            "score": s,
+            "max_score": m,
+            "status": "passed" if s == m else "failed",
+            "visibility": "visible",
+            "output": "",
+            "tags": [key.split(":")[0], "public"],
+        }
+        for key, (s, m) in scores.items()
+    ]
     return {"score": sum(t["score"] for t in tests), "execution_time": 1, "output": "", "tests": tests}
 
 
@@ -84,8 +95,12 @@ def class_folder(tmp_path):
     documents = {
         "submission_101": results({"bleu:3.1": (2.0, 2.0), "bleu:3.2": (1.0, 3.0), "decoding:2.1": (4.0, 4.0)}),
         "submission_102": results({"bleu:3.1": (0.0, 2.0), "bleu:3.2": (3.0, 3.0), "decoding:2.1": (0.0, 4.0)}),
-        "submission_103": {"score": 0.0, "execution_time": 0, "output": "could not read the submission: not a "
-                           "valid zip file", "tests": []},
+        "submission_103": {
+            "score": 0.0,
+            "execution_time": 0,
+            "output": "could not read the submission: not a valid zip file",
+            "tests": [],
+        },
         "dora": results({"bleu:3.1": (2.0, 2.0), "bleu:3.2": (3.0, 3.0), "decoding:2.1": (4.0, 4.0)}),
     }
     rows = []
@@ -115,14 +130,19 @@ def test_the_canvas_csv_imports_in_the_shape_canvas_documents(class_folder, tmp_
     assert ours["points"] == [grades_table.maxima()["total"]] and len(fixture["points"]) == len(fixture["assignments"])
     by_name = {s["name"]: s for s in ours["students"]}
     # Keyed by the metadata's student id (SIS User ID) and email (SIS Login ID); a group's members share its grade.
-    assert by_name["Ada Lovelace"] == {"name": "Ada Lovelace", "keys": {"SIS User ID": "S001",
-                                                                        "SIS Login ID": "ada@example.org"},
-                                       "scores": [7.0]}
+    assert by_name["Ada Lovelace"] == {
+        "name": "Ada Lovelace",
+        "keys": {"SIS User ID": "S001", "SIS Login ID": "ada@example.org"},
+        "scores": [7.0],
+    }
     assert by_name["Grace Hopper"]["keys"] == {"SIS User ID": "S002", "SIS Login ID": "grace@example.org"}
-    assert by_name["Grace Hopper"]["scores"] == by_name["'=HYPERLINK(\"http://x\")"]["scores"] == [3.0]
-    assert by_name["Alan Turing"] == {"name": "Alan Turing", "keys": {"SIS Login ID": "alan@example.org"},
-                                      "scores": [None]}   # unreadable: left unchanged in Canvas, not a zero
-    assert by_name["dora"]["scores"] == [9.0] and by_name["dora"]["keys"] == {}   # no metadata: the folder's name
+    assert by_name["Grace Hopper"]["scores"] == by_name['\'=HYPERLINK("http://x")']["scores"] == [3.0]
+    assert by_name["Alan Turing"] == {
+        "name": "Alan Turing",
+        "keys": {"SIS Login ID": "alan@example.org"},
+        "scores": [None],
+    }  # unreadable: left unchanged in Canvas, not a zero
+    assert by_name["dora"]["scores"] == [9.0] and by_name["dora"]["keys"] == {}  # no metadata: the folder's name
     assert len(ours["students"]) == 5
 
 
@@ -150,14 +170,16 @@ def test_the_long_format_has_one_row_per_student_and_check(class_folder, tmp_pat
     per_student = {}
     for row in rows:
         per_student.setdefault(row["student"], []).append(row)
-    assert sorted(per_student) == sorted(["Ada Lovelace", "Grace Hopper", "'=HYPERLINK(\"http://x\")",
-                                          "Alan Turing", "dora"])
-    for name, mine in per_student.items():
+    assert sorted(per_student) == sorted(
+        ["Ada Lovelace", "Grace Hopper", '\'=HYPERLINK("http://x")', "Alan Turing", "dora"]
+    )
+    for mine in per_student.values():
         ident = mine[0]["submission"]
         tests = json.loads((out / ident / "results.json").read_text())["tests"]
         if not tests:
-            assert [(r["check"], r["status"]) for r in mine] == [("", "could not read the submission: not a valid "
-                                                                  "zip file")]
+            assert [(r["check"], r["status"]) for r in mine] == [
+                ("", "could not read the submission: not a valid zip file")
+            ]
             continue
         assert [r["number"] for r in mine] == [t["number"] for t in tests]
         assert sum(float(r["score"]) for r in mine) == sum(t["score"] for t in tests)
@@ -168,8 +190,23 @@ def test_the_long_format_has_one_row_per_student_and_check(class_folder, tmp_pat
 
 def test_the_command_and_batch_write_the_gradebook(class_folder, tmp_path, capsys, monkeypatch):
     submissions, out = class_folder
-    assert main(["gradebook", str(out), "--format", "canvas", "--out", str(tmp_path / "c.csv"),
-                 "--submissions", str(submissions), "--assignment-id", "77"]) == 0
+    assert (
+        main(
+            [
+                "gradebook",
+                str(out),
+                "--format",
+                "canvas",
+                "--out",
+                str(tmp_path / "c.csv"),
+                "--submissions",
+                str(submissions),
+                "--assignment-id",
+                "77",
+            ]
+        )
+        == 0
+    )
     assert read_canvas_import(tmp_path / "c.csv")["assignments"] == [("captioning", "77")]
     assert (tmp_path / "c.csv").stat().st_mode & 0o077 == 0
     with pytest.raises(SystemExit):

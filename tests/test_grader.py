@@ -1,6 +1,7 @@
 """The grader as a whole: the rubric matches the checks, the reference earns full marks, the stubs earn
 nothing and grading still finishes, a missing module costs only its part, grading is deterministic, and
 results.json follows Gradescope's format without leaking hidden material."""
+
 import json
 import re
 import shutil
@@ -11,13 +12,13 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from autograder.grader import rubric as rubric_mod
 from autograder.__main__ import main as cli
+from autograder.grader import rubric as rubric_mod
 from autograder.grader.checks import all_checks
 from autograder.grader.engine import GradeOptions, grade
 from autograder.grader.results import gradescope_results
-from autograder.public.runner import CheckResult, GradeReport
 from autograder.grader.sample import build as build_sample
+from autograder.public.runner import CheckResult, GradeReport
 from shared.parts import MODULES
 
 pytestmark = pytest.mark.xdist_group("full-grade")  # one worker builds the shared fixture
@@ -43,7 +44,9 @@ def test_rubric_and_checks_agree():
 
 def test_a_malformed_rubric_is_rejected(tmp_path):
     bad = tmp_path / "rubric.json"
-    bad.write_text(json.dumps({"version": 1, "parts": {"bleu": {"checks": {"x": {"points": -1, "visibility": "public"}}}}}))
+    bad.write_text(
+        json.dumps({"version": 1, "parts": {"bleu": {"checks": {"x": {"points": -1, "visibility": "public"}}}}})
+    )
     with pytest.raises(jsonschema.ValidationError):
         rubric_mod.load(bad)
 
@@ -53,15 +56,17 @@ def test_a_grading_process_validates_the_rubric_without_jsonschema_s_iri_grammar
     uses), and still rejects a malformed rubric; the package stays importable afterwards."""
     bad = tmp_path / "rubric.json"
     bad.write_text(json.dumps({"version": 1, "parts": {"bleu": {"checks": {"x": {"points": -1}}}}}))
-    code = ("import sys\n"
-            "from autograder.grader import rubric\n"
-            "rubric.load()\n"
-            "assert 'rfc3987_syntax' not in sys.modules, 'rfc3987_syntax was imported'\n"
-            "try:\n"
-            f"    rubric.load({str(bad)!r})\n"
-            "except sys.modules['jsonschema'].ValidationError:\n"
-            "    print('rejected')\n"
-            "import rfc3987_syntax\n")
+    code = (
+        "import sys\n"
+        "from autograder.grader import rubric\n"
+        "rubric.load()\n"
+        "assert 'rfc3987_syntax' not in sys.modules, 'rfc3987_syntax was imported'\n"
+        "try:\n"
+        f"    rubric.load({str(bad)!r})\n"
+        "except sys.modules['jsonschema'].ValidationError:\n"
+        "    print('rejected')\n"
+        "import rfc3987_syntax\n"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["rejected"]
@@ -97,9 +102,12 @@ def test_results_json_follows_gradescope_and_hides_hidden_details(stub_report, r
         for test, result in zip(document["tests"], report.results):
             assert result.part in test["tags"]
             if result.visibility == "hidden" and not result.passed:
-                assert test["output"].startswith(f"failed: {result.description}") or \
-                    test["output"].startswith("your code raised ") or "timed out" in test["output"], test["output"]
-                assert "Traceback" not in test["output"] and "File \"" not in test["output"]
+                assert (
+                    test["output"].startswith(f"failed: {result.description}")
+                    or test["output"].startswith("your code raised ")
+                    or "timed out" in test["output"]
+                ), test["output"]
+                assert "Traceback" not in test["output"] and 'File "' not in test["output"]
 
 
 def test_a_missing_module_costs_only_its_part(tmp_path):
@@ -113,8 +121,15 @@ def test_a_missing_module_costs_only_its_part(tmp_path):
     assert all(r.output == "decoding.py is missing from the submission" for r in report.results if r.part == "decoding")
 
 
-SAMPLE_TOTALS = {"show_and_tell": (30, 30), "decoding": (9, 16), "bleu": (9, 15), "attention": (21, 21),
-                 "reinforce": (0, 21), "lstm_a": (5, 11), "stylenet": (0, 16)}   # (points, of) by part
+SAMPLE_TOTALS = {
+    "show_and_tell": (30, 30),
+    "decoding": (9, 16),
+    "bleu": (9, 15),
+    "attention": (21, 21),
+    "reinforce": (0, 21),
+    "lstm_a": (5, 11),
+    "stylenet": (0, 16),
+}  # (points, of) by part
 
 
 def test_cli_grades_the_sample_and_writes_results_json(tmp_path, capsys):
@@ -122,7 +137,7 @@ def test_cli_grades_the_sample_and_writes_results_json(tmp_path, capsys):
     assert cli(["demo", "--json", str(out), "--report", str(report)]) == 0
     printed = capsys.readouterr().out
     sections = re.findall(r'<section class="part" id="part-(\w+)"', report.read_text())
-    assert sections == list(MODULES) and f"wrote {report}" in printed   # tests/test_report.py: what is in it
+    assert sections == list(MODULES) and f"wrote {report}" in printed  # tests/test_report.py: what is in it
     document = json.loads(out.read_text())
     jsonschema.validate(document, SCHEMA)
     totals = {}
@@ -160,7 +175,7 @@ def test_check_numbers_are_positions_in_the_full_rubric(reference_report):
     assert [r.name for r in public.results] == [n for n, e in rubric.items() if e.visibility == "public"]
     assert [r.number for r in public.results] == [numbers[r.name] for r in public.results]
     assert [numbers[name] for name in rubric] == [f"1.{i}" for i in range(1, len(rubric) + 1)]
-    assert "1.4" in [r.number for r in public.results]   # caption_loss: the third public check, the fourth in all
+    assert "1.4" in [r.number for r in public.results]  # caption_loss: the third public check, the fourth in all
 
 
 def before_the_due_date(document: dict) -> dict:
@@ -172,11 +187,24 @@ def before_the_due_date(document: dict) -> dict:
 def test_nothing_visible_before_the_due_date_depends_on_a_hidden_check():
     """A hidden check's outcome (and so anything a worker that served it could signal) reaches the student only
     after the due date: a submission that fails a hidden check sees before then what one that passes it sees."""
+
     def report(hidden_score: float) -> GradeReport:
-        results = [CheckResult("bleu", "public_one", "3.1", "a public check", 1.0, 1.0, "public", "passed", 0.1),
-                   CheckResult("bleu", "hidden_one", "3.2", "a hidden check", hidden_score, 2.0, "hidden",
-                               "passed" if hidden_score else "failed: a hidden check", 0.1)]
+        results = [
+            CheckResult("bleu", "public_one", "3.1", "a public check", 1.0, 1.0, "public", "passed", 0.1),
+            CheckResult(
+                "bleu",
+                "hidden_one",
+                "3.2",
+                "a hidden check",
+                hidden_score,
+                2.0,
+                "hidden",
+                "passed" if hidden_score else "failed: a hidden check",
+                0.1,
+            ),
+        ]
         return GradeReport(results, notes=["isolation: test"])
+
     passes, fails = gradescope_results(report(2.0)), gradescope_results(report(0.0))
     assert passes["score"] != fails["score"]
     assert before_the_due_date(passes) == before_the_due_date(fails), (passes["output"], fails["output"])
@@ -194,6 +222,7 @@ class _LoggedWorker:
 
     def call(self, recipe: str, timeout=None, deadline=None, evaluate=None, **kwargs):
         from autograder.public.client import StudentError
+
         self.log.append((self.part, "call"))
         raise StudentError("ValueError", "no")
 
@@ -219,8 +248,12 @@ def test_no_worker_given_hidden_data_runs_before_a_worker_of_public_checks(tmp_p
     first phase (up to its pause) ends before any part's second phase starts."""
     log: list[tuple[str, str]] = []
     parts = ("decoding", "attention", "bleu")
-    grade(build_sample(tmp_path / "sub"), GradeOptions(parts=parts, training="without"),
-          worker_factory=lambda part, *args, **kwargs: _LoggedWorker(part, log))
+    grade(
+        build_sample(tmp_path / "sub"),
+        GradeOptions(parts=parts, training="without"),
+        worker_factory=lambda part, *args, **kwargs: _LoggedWorker(part, log),
+    )
+
     def second_phase_starts(part: str) -> int:
         """Where `part`'s second phase starts in the log: after its pause, or (the last part, whose second phase
         follows its first at once) at its first fresh worker."""
@@ -232,5 +265,5 @@ def test_no_worker_given_hidden_data_runs_before_a_worker_of_public_checks(tmp_p
     first = [i for i, (part, _) in enumerate(log) if i < starts[part]]
     second = [i for i, (part, _) in enumerate(log) if i >= starts[part]]
     assert {event for part, event in (log[i] for i in second)} >= {"serve_hidden", "call", "close"}, log
-    assert sum(event == "pause" for _, event in log) == len(parts) - 1, log   # the last part needs no pause
+    assert sum(event == "pause" for _, event in log) == len(parts) - 1, log  # the last part needs no pause
     assert max(first) < min(second), log

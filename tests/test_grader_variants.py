@@ -14,6 +14,7 @@ runs, yet the grade is below full marks. Those must be listed, with the reason, 
 A variant that gets a convention wrong (BLEU's zeros, its closest-length ties) fails the one check that tests the
 convention and no other, and loses at most CONVENTION_MOST points (issue #13: the duplicated convention checks cost
 4 to 6 of Part 3's 15)."""
+
 import pytest
 
 from autograder.grader.engine import GradeOptions, grade
@@ -22,7 +23,7 @@ from tests.meta import escapes
 from tests.meta.variants import all_variants, make_submission
 
 VARIANTS = all_variants()
-CONVENTION_MOST = 2   # points one wrong convention may cost in its part
+CONVENTION_MOST = 2  # points one wrong convention may cost in its part
 
 
 @pytest.mark.parametrize("variant", VARIANTS, ids=[f"{v.part}-{v.name}" for v in VARIANTS])
@@ -34,15 +35,24 @@ def test_variant_is_graded_as_expected(variant, tmp_path, handout_verdicts_of):
         # grader's own round of cases would add nothing to what this test asserts (a lower total, no escape, the
         # handout's verdicts). Leaving them out skips the second round of every public check that passes. A wrong
         # convention is graded in full: the test asserts that no other check, hidden ones included, tests it.
-        report = grade(submission, GradeOptions(parts=(variant.part,), public_only=True, grader_cases=False,
-                                                training="with" if variant.training else "without"))
+        report = grade(
+            submission,
+            GradeOptions(
+                parts=(variant.part,),
+                public_only=True,
+                grader_cases=False,
+                training="with" if variant.training else "without",
+            ),
+        )
         if all(r.passed for r in report.results):
             report = None
         else:
             rounds = {r.name: "passed" if r.passed else r.output for r in report.results}
     if report is None:
-        report = grade(submission, GradeOptions(parts=(variant.part,),
-                                                training="with" if variant.correct or variant.training else "without"))
+        report = grade(
+            submission,
+            GradeOptions(parts=(variant.part,), training="with" if variant.correct or variant.training else "without"),
+        )
         rounds = {r.name: r.public_round for r in report.results if r.visibility == "public"}
     got, out_of = report.part_totals()[variant.part]
     failed = [f"{r.name}: {r.output}" for r in report.results if not r.passed]
@@ -70,12 +80,16 @@ def _expect_escape_listed(variant, report, rounds: dict[str, str]) -> None:
     key = f"{variant.part}/{variant.name}"
     lost = [f"{r.name} ({r.score:g}/{r.max_score:g})" for r in report.results if not r.passed]
     if escapes_public_checks(report, rounds):
-        assert key in escapes.ALLOWED, (f"the bug '{variant.why}' passes every public check but loses points in "
-                                        f"{lost}: add a public check that shows it, or list it with the reason in "
-                                        f"tests/meta/escapes.py")
+        assert key in escapes.ALLOWED, (
+            f"the bug '{variant.why}' passes every public check but loses points in "
+            f"{lost}: add a public check that shows it, or list it with the reason in "
+            f"tests/meta/escapes.py"
+        )
     else:
-        assert key not in escapes.ALLOWED, (f"{key} no longer escapes the public checks (it fails a public one): "
-                                            f"delete its entry in tests/meta/escapes.py and lower MOST")
+        assert key not in escapes.ALLOWED, (
+            f"{key} no longer escapes the public checks (it fails a public one): "
+            f"delete its entry in tests/meta/escapes.py and lower MOST"
+        )
 
 
 def _expect_one_check_tests_the_convention(variant, report) -> None:
@@ -84,9 +98,11 @@ def _expect_one_check_tests_the_convention(variant, report) -> None:
     lost = {r.name: r.max_score - r.score for r in report.results if not r.passed}
     assert set(lost) == {variant.convention}, (
         f"the wrong convention '{variant.why}' must cost the points of {variant.convention} only, it fails "
-        f"{sorted(lost)}: leave the corpora where the convention decides a score out of the other checks")
-    assert sum(lost.values()) <= CONVENTION_MOST, (f"the wrong convention '{variant.why}' costs {sum(lost.values()):g} "
-                                                  f"points, more than {CONVENTION_MOST}: {lost}")
+        f"{sorted(lost)}: leave the corpora where the convention decides a score out of the other checks"
+    )
+    assert sum(lost.values()) <= CONVENTION_MOST, (
+        f"the wrong convention '{variant.why}' costs {sum(lost.values()):g} points, more than {CONVENTION_MOST}: {lost}"
+    )
 
 
 def test_the_escape_list_names_buggy_variants_with_reasons_and_does_not_grow():

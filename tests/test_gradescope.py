@@ -1,6 +1,7 @@
 """The Gradescope path end to end: build the zip, install it into a simulated /autograder tree the way
 setup.sh does on Gradescope (a fresh virtual environment), and run run_autograder on the reference, the
 stubs and a hostile submission. results.json must validate, score right, and show nothing hidden."""
+
 import importlib.metadata
 import json
 import os
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "tests" / "schemas" / "gradescope_results.schema.json").read_text())
 HIDDEN_SEED = 123456789
 
-HOSTILE_BLEU = '''
+HOSTILE_BLEU = """
 import json, os, pathlib
 # Try to award ourselves full marks and read what we must not.
 for path in ("/autograder/results/results.json", os.environ.get("AUTOGRADER_RESULTS", "")):
@@ -36,7 +37,7 @@ for base in (os.environ.get("AUTOGRADER_SOURCE", ""),):
         pass
 def ngram_counts(tokens, n):
     raise ValueError("leaked: " + "|".join(LEAKED))
-'''
+"""
 
 
 @pytest.fixture(scope="session")
@@ -54,8 +55,14 @@ def installed(tmp_path_factory):
     os.chmod(root.parent, 0o755)
     env = {**os.environ, "AUTOGRADER_ROOT": str(root), "CAPTIONKIT_SKIP_APT": "1"}
     env.pop("CAPTIONKIT_CACHE", None)
-    subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env, check=True, timeout=900,
-                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    subprocess.run(
+        ["bash", str(root / "source" / "setup.sh")],
+        env=env,
+        check=True,
+        timeout=900,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     return root
 
 
@@ -69,11 +76,21 @@ def run_autograder(root: Path, files: dict[str, Path | str]) -> dict:
             shutil.copy(content, target)
         else:
             target.write_text(content)
-    env = {"PATH": os.environ["PATH"], "AUTOGRADER_ROOT": str(root), "AUTOGRADER_SOURCE": str(root / "source"),
-           "AUTOGRADER_RESULTS": str(root / "results" / "results.json"),
-           "CAPTIONKIT_TIME_SCALE": os.environ.get("CAPTIONKIT_TIME_SCALE", "1")}
-    subprocess.run([str(root / "run_autograder")], env=env, check=True, timeout=900,
-                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    env = {
+        "PATH": os.environ["PATH"],
+        "AUTOGRADER_ROOT": str(root),
+        "AUTOGRADER_SOURCE": str(root / "source"),
+        "AUTOGRADER_RESULTS": str(root / "results" / "results.json"),
+        "CAPTIONKIT_TIME_SCALE": os.environ.get("CAPTIONKIT_TIME_SCALE", "1"),
+    }
+    subprocess.run(
+        [str(root / "run_autograder")],
+        env=env,
+        check=True,
+        timeout=900,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     document = json.loads((root / "results" / "results.json").read_text())
     jsonschema.validate(document, SCHEMA)
     return document
@@ -100,9 +117,16 @@ def test_the_image_grades_with_the_hypothesis_release_the_zip_was_built_with(ins
     zip, today or after a rebuild, installs the release of the environment that built it."""
     built_with = importlib.metadata.version("hypothesis")
     assert f'"hypothesis=={built_with}"' in (installed / "source" / "setup.sh").read_text()
-    done = subprocess.run([str(installed / "venv" / "bin" / "python"), "-c",
-                           "import importlib.metadata as m; print(m.version('hypothesis'))"],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [
+            str(installed / "venv" / "bin" / "python"),
+            "-c",
+            "import importlib.metadata as m; print(m.version('hypothesis'))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert done.stdout.strip() == built_with
 
 

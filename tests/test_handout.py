@@ -10,6 +10,7 @@ but nothing of the kit (no `solutions`, no `autograder.grader`, no `instructor`)
   every public check of the seven reference modules copied in, and names a module that is missing;
 - the build refuses a kit it cannot hand out (a drifted stub, a bad golden file) with one line.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -36,8 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DISTINCTIVE = 24
 # Lines of solution regions that the handout holds on purpose, each with why it gives nothing away.
 REVIEWED = {
-    "for t in range(captions.shape[1] - 1):":
-        "the teacher-forcing loop of every recipe and public oracle",
+    "for t in range(captions.shape[1] - 1):": "the teacher-forcing loop of every recipe and public oracle",
     "if image_term is not None:": "the public RNN-cell oracle's optional image term",
     "return torch.stack(out, 1)": "a recipe stacking the steps it decoded",
 }
@@ -51,7 +51,9 @@ def copy_of(folder: Path, where: Path) -> Path:
 
 def public_checks() -> dict[str, list[str]]:
     """{part: [public check name, ...]} in the rubric's order."""
-    return {part: [n for n, e in entries.items() if e.visibility == "public"] for part, entries in rubric.load().items()}
+    return {
+        part: [n for n, e in entries.items() if e.visibility == "public"] for part, entries in rubric.load().items()
+    }
 
 
 def check_lines(out: str) -> dict[str, tuple[str, str]]:
@@ -68,21 +70,44 @@ def check_lines(out: str) -> dict[str, tuple[str, str]]:
 
 # -- what is in it -------------------------------------------------------------------------------------------------
 
+
 def test_the_handout_holds_what_students_need(built):
     folder, _ = built
     names = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
     for module in MODULES:
-        assert {f"{module}.py", f"{module}.ipynb", f"tests/{module}.py",
-                f"autograder/public/checks/{module}.py", f"autograder/worker/recipes/{module}.py"} <= names
+        assert {
+            f"{module}.py",
+            f"{module}.ipynb",
+            f"tests/{module}.py",
+            f"autograder/public/checks/{module}.py",
+            f"autograder/worker/recipes/{module}.py",
+        } <= names
         assert (folder / f"{module}.py").read_text() == (ROOT / "assignments" / f"{module}.py").read_text()
-    assert {"README.md", "install.py", "requirements.txt", "autograder/public/rubric.json",
-            "autograder/public/__main__.py", "shared/__init__.py", "shared/parts.py"} <= names
+    assert {
+        "README.md",
+        "install.py",
+        "requirements.txt",
+        "autograder/public/rubric.json",
+        "autograder/public/__main__.py",
+        "shared/__init__.py",
+        "shared/parts.py",
+    } <= names
     top = {name.split("/")[0] for name in names}
-    assert top == {"README.md", "install.py", "requirements.txt", "autograder", "shared", "tests", "figures",
-                   *(f"{m}.py" for m in MODULES), *(f"{m}.ipynb" for m in MODULES)}
-    for module in MODULES:   # each notebook's "what you should see", as committed
-        assert (folder / "figures" / f"{module}.png").read_bytes() == \
-            (ROOT / "assignments" / "figures" / f"{module}.png").read_bytes()
+    assert top == {
+        "README.md",
+        "install.py",
+        "requirements.txt",
+        "autograder",
+        "shared",
+        "tests",
+        "figures",
+        *(f"{m}.py" for m in MODULES),
+        *(f"{m}.ipynb" for m in MODULES),
+    }
+    for module in MODULES:  # each notebook's "what you should see", as committed
+        assert (folder / "figures" / f"{module}.png").read_bytes() == (
+            ROOT / "assignments" / "figures" / f"{module}.png"
+        ).read_bytes()
     assert not any(name.startswith(("autograder/grader", "solutions", "instructor")) for name in names)
 
 
@@ -90,7 +115,7 @@ def test_the_student_readme_has_the_two_commands_and_the_submission(built):
     text = (built[0] / "README.md").read_text()
     assert "python install.py" in text and f"python -m {handout.CHECKER} check" in text
     assert all(f"`{m}.py`" in text for m in MODULES) and "Gradescope" in text and "nbgrader" in text
-    assert "@" not in re.sub(r"\S+@\S+", "", text.replace(handout.GENERATED, ""))   # every placeholder filled
+    assert "@" not in re.sub(r"\S+@\S+", "", text.replace(handout.GENERATED, ""))  # every placeholder filled
 
 
 def test_the_requirements_are_the_kits_and_install_plans_only_what_is_missing(built, student_python):
@@ -131,6 +156,7 @@ def test_install_puts_a_cpu_torch_first_and_keeps_what_is_installed(built, monke
 
 
 # -- the leak test -----------------------------------------------------------------------------------------------
+
 
 def handout_files(built) -> dict[str, bytes]:
     """{name: bytes} of every file of the handout folder and, prefixed "zip:", of its zip; the zip holds the same
@@ -173,8 +199,10 @@ def secret_check_lines() -> dict[str, str]:
     """{line: check} of the distinctive lines of every hidden check's source that no public check module or recipe
     holds (hidden checks call the helpers that public checks call: such a line is public already)."""
     public = set()
-    for path in [*(ROOT / "autograder" / "public" / "checks").glob("*.py"),
-                 *(ROOT / "autograder" / "worker" / "recipes").glob("*.py")]:
+    for path in [
+        *(ROOT / "autograder" / "public" / "checks").glob("*.py"),
+        *(ROOT / "autograder" / "worker" / "recipes").glob("*.py"),
+    ]:
         public |= {line.strip() for line in path.read_text(encoding="utf-8").splitlines()}
     entries = rubric.load()
     found = {}
@@ -195,7 +223,7 @@ def leaks(files: dict[str, bytes], secrets: dict[str, str]) -> list[str]:
         if name == "zip":
             continue
         lines = {line.strip() for line in data.decode("utf-8", errors="replace").splitlines()}
-        if name.endswith(".ipynb"):   # a notebook's code is JSON strings, one per line
+        if name.endswith(".ipynb"):  # a notebook's code is JSON strings, one per line
             cells = json.loads(data)["cells"]
             lines |= {line.strip() for cell in cells for line in "".join(cell["source"]).splitlines()}
         found += [f"{name}: {line!r} (from {where})" for line, where in secrets.items() if line in lines]
@@ -204,7 +232,7 @@ def leaks(files: dict[str, bytes], secrets: dict[str, str]) -> list[str]:
 
 def test_no_solution_line_is_in_the_handout(built):
     secrets = secret_solution_lines()
-    assert len(secrets) > 100   # the regions are read (a wrong marker pattern would find none)
+    assert len(secrets) > 100  # the regions are read (a wrong marker pattern would find none)
     assert leaks(handout_files(built), secrets) == []
 
 
@@ -218,9 +246,12 @@ def test_the_leak_scans_find_a_planted_line(built, tmp_path):
     """The scans above are not blind: a solution line and a hidden check's line planted in copies are found."""
     solution, check = next(iter(secret_solution_lines())), next(iter(secret_check_lines()))
     files = handout_files(built)
-    planted = files | {"shared/vocab.py": files["shared/vocab.py"] + f"\n    {solution}\n".encode(),
-                       "zip:bleu.ipynb": files["zip:bleu.ipynb"].replace(b'"source": [', b'"source": [' +
-                                                                         json.dumps(check + "\n").encode() + b", ", 1)}
+    planted = files | {
+        "shared/vocab.py": files["shared/vocab.py"] + f"\n    {solution}\n".encode(),
+        "zip:bleu.ipynb": files["zip:bleu.ipynb"].replace(
+            b'"source": [', b'"source": [' + json.dumps(check + "\n").encode() + b", ", 1
+        ),
+    }
     assert len(leaks(planted, secret_solution_lines())) == 1
     assert len(leaks(planted, secret_check_lines())) == 1
 
@@ -258,13 +289,17 @@ def hidden_fingerprints() -> dict[str, re.Pattern | bytes]:
     seed, secret = hidden_seed(), hidden_test_secret()
     found = {"the seed file": (HIDDEN / "seed.json").read_bytes()}
     found |= _number_forms("the hidden seed", seed, 4) | _number_forms("the hidden seed", seed, 8)
-    found |= {"the hidden seed as float32": struct.pack("<f", seed), "the hidden seed as float64": struct.pack("<d", seed)}
+    found |= {
+        "the hidden seed as float32": struct.pack("<f", seed),
+        "the hidden seed as float64": struct.pack("<d", seed),
+    }
     found |= _number_forms("the hidden test secret", secret, 16)
     found["the hidden test secret in base64"] = base64.b64encode(secret.to_bytes(16, "big"))
     for split, split_seed in (("training", seed), ("test", secret)):
         scenes = make_scenes(HIDDEN_SCENES, split_seed)
         found[f"the hidden {split} split's captions"] = re.compile(
-            rb".{0,8}".join(re.escape(caption.encode()) for caption in scenes.targets), re.S)
+            rb".{0,8}".join(re.escape(caption.encode()) for caption in scenes.targets), re.S
+        )
         for dtype in (torch.float32, torch.float64):
             found[f"the hidden {split} split's images as {dtype}"] = scenes.images[0, 0, 0].to(dtype).numpy().tobytes()
         for dtype in (torch.int64, torch.int32):
@@ -279,8 +314,11 @@ def hidden_data_leaks(files: dict[str, bytes], fingerprints: dict[str, re.Patter
     for name, data in files.items():
         if name == "zip":
             continue
-        found += [f"{name}: {what}" for what, needle in fingerprints.items()
-                  if (needle.search(data) if isinstance(needle, re.Pattern) else needle in data)]
+        found += [
+            f"{name}: {what}"
+            for what, needle in fingerprints.items()
+            if (needle.search(data) if isinstance(needle, re.Pattern) else needle in data)
+        ]
     return found
 
 
@@ -291,12 +329,17 @@ def test_no_hidden_seed_nor_hidden_data_is_in_the_handout(built):
     # seeds, checked by tests/test_public_checks.py), never the grader's data cache, and the notebooks' reference
     # figures (drawn on the notebooks' public scenes).
     binary = {name for name in files if name.endswith((".pt", ".png"))}
-    assert binary == {f"{prefix}{name}" for prefix in ("", "zip:") for name in
-                      [*(f"autograder/public/golden/{part}.pt" for part in golden_command.PARTS),
-                       *(f"figures/{part}.png" for part in MODULES)]}
+    assert binary == {
+        f"{prefix}{name}"
+        for prefix in ("", "zip:")
+        for name in [
+            *(f"autograder/public/golden/{part}.pt" for part in golden_command.PARTS),
+            *(f"figures/{part}.png" for part in MODULES),
+        ]
+    }
     for name, data in files.items():
         if name != "zip" and not name.endswith((".pt", ".png")):
-            data.decode("utf-8")   # every other file is text
+            data.decode("utf-8")  # every other file is text
 
 
 def test_the_hidden_data_scan_finds_each_planted_secret(built):
@@ -330,7 +373,8 @@ def test_the_hidden_data_scan_finds_each_planted_secret(built):
     buffer = io.BytesIO()
     torch.save({"tokens": test_scenes.tokens}, buffer)
     assert hidden_data_leaks({"extra.pt": buffer.getvalue()}, fingerprints) == [
-        "extra.pt: the hidden test split's tokens as torch.int64"]
+        "extra.pt: the hidden test split's tokens as torch.int64"
+    ]
 
 
 def test_no_compiled_file_cache_or_hidden_file_is_in_the_handout(built):
@@ -342,10 +386,13 @@ def test_no_compiled_file_cache_or_hidden_file_is_in_the_handout(built):
 
 # -- the handout alone runs the checks -----------------------------------------------------------------------------
 
+
 def test_the_student_interpreter_sees_the_handout_and_not_the_kit(built, student_python):
-    probe = ("import importlib.util as u, autograder, shared\n"
-             "print(autograder.__file__, shared.__file__)\n"
-             "print([m for m in ('solutions', 'instructor', 'autograder.grader', 'tests.meta') if u.find_spec(m)])\n")
+    probe = (
+        "import importlib.util as u, autograder, shared\n"
+        "print(autograder.__file__, shared.__file__)\n"
+        "print([m for m in ('solutions', 'instructor', 'autograder.grader', 'tests.meta') if u.find_spec(m)])\n"
+    )
     done = run_in(built[0], student_python, "-c", probe, timeout=120)
     assert done.returncode == 0, done.stderr
     paths, found = done.stdout.splitlines()
@@ -358,11 +405,12 @@ def test_check_on_the_stubs_names_the_todo_every_public_check_waits_for(built, s
     check of every part waits for one."""
     folder = copy_of(built[0], tmp_path / "captioning")
     done = run_in(folder, student_python, "-m", handout.CHECKER, "check")
-    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]   # 1: a check failed
+    assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]  # 1: a check failed
     entries = rubric.load()
     waiting = {part: set() for part in MODULES}
-    for part, numbers in re.findall(r"^    TODO [\w.]+ \((\w+)\.py:\d+\): \d+ checks? waits? for it \(([\d., ]+):",
-                                    done.stdout, re.M):
+    for part, numbers in re.findall(
+        r"^    TODO [\w.]+ \((\w+)\.py:\d+\): \d+ checks? waits? for it \(([\d., ]+):", done.stdout, re.M
+    ):
         waiting[part] |= {int(n.split(".")[1]) for n in numbers.split(", ")}
     for part in MODULES:
         public = {e.number for e in entries[part].values() if e.visibility == "public"}
@@ -385,14 +433,17 @@ def test_check_passes_every_public_check_of_the_references(built, student_python
 
 def test_check_names_a_module_missing_from_the_folder(built, student_python, tmp_path):
     (tmp_path / "work").mkdir()
-    done = run_in(built[0], student_python, "-m", handout.CHECKER, "check", str(tmp_path / "work"), "--part",
-                  "bleu")
+    done = run_in(built[0], student_python, "-m", handout.CHECKER, "check", str(tmp_path / "work"), "--part", "bleu")
     assert done.returncode == 1, done.stderr[-3000:]
     lines = check_lines(done.stdout)
     public = [e for e in rubric.load()["bleu"].values() if e.visibility == "public"]
     points = sum(e.points for e in public)
-    assert not lines and re.search(rf"^    all {len(public)} checks FAIL +0\.0/{points:.1f} +bleu\.py is missing from the "
-                                   r"submission$", done.stdout, re.M), done.stdout
+    assert not lines and re.search(
+        rf"^    all {len(public)} checks FAIL +0\.0/{points:.1f} +bleu\.py is missing from the "
+        r"submission$",
+        done.stdout,
+        re.M,
+    ), done.stdout
     done = run_in(built[0], student_python, "-m", handout.CHECKER, "check", str(tmp_path / "nowhere"), timeout=120)
     assert done.returncode == 2 and "nowhere: not a folder" in done.stderr
 
@@ -416,12 +467,18 @@ def test_check_train_trains_part_1_with_the_students_own_decoder(built, student_
     folder = copy_of(built[0], tmp_path / "captioning")
     for module in ("show_and_tell", "decoding"):
         shutil.copy(ROOT / "solutions" / f"{module}.py", folder / f"{module}.py")
-    env = student_env() | {"CAPTIONKIT_CACHE": str(cache_dir())}   # the kit's encoder outputs of the public data
+    env = student_env() | {"CAPTIONKIT_CACHE": str(cache_dir())}  # the kit's encoder outputs of the public data
 
     def train() -> subprocess.CompletedProcess:
-        return subprocess.run([str(student_python), "-m", handout.CHECKER, "check", "--train", "--part",
-                               "show_and_tell"], cwd=folder, env=env, capture_output=True, text=True,
-                              timeout=CHECK_TIMEOUT)
+        return subprocess.run(
+            [str(student_python), "-m", handout.CHECKER, "check", "--train", "--part", "show_and_tell"],
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=CHECK_TIMEOUT,
+        )
+
     done = train()
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     score, verdict = TRAINED_LINE.search(done.stdout).groups()
@@ -430,8 +487,11 @@ def test_check_train_trains_part_1_with_the_students_own_decoder(built, student_
     assert len(controls) == 2 and max(controls) < 0.1, done.stdout
     assert re.search(r"^    recall@1 \S+ \(threshold 0\.3\): reaches the threshold$", done.stdout, re.M), done.stdout
     assert "your own" not in done.stdout
-    assert re.search(r"Time: a run here may take \d+ s; the grader stops a run at 3 x the reference's training "
-                     r"time ", done.stdout), done.stdout
+    assert re.search(
+        r"Time: a run here may take \d+ s; the grader stops a run at 3 x the reference's training "
+        r"time ",
+        done.stdout,
+    ), done.stdout
 
     source = (folder / "show_and_tell.py").read_text()
     detached = source.replace("ignore_index=PAD)\n", "ignore_index=PAD).detach() + 0 * logits.sum()\n", 1)
@@ -442,14 +502,19 @@ def test_check_train_trains_part_1_with_the_students_own_decoder(built, student_
     lines = done.stdout.splitlines()
     first = next(i for i, line in enumerate(lines) if TRAINED_LINE.match(line))
     assert TRAINED_LINE.match(lines[first])[2] == "FAILS", done.stdout
-    assert re.fullmatch(r"    exact match \S+ on the public test scenes; the threshold is 0\.4; the training loss did "
-                        r"not fall \(first epoch \S+, last \S+\): no learning signal reaches the parameters",
-                        lines[first + 1]), done.stdout
-    assert "    this run used your own decoding.py, where the grader uses the reference versions: a bug there can be " \
-           "the cause" in lines, done.stdout
+    assert re.fullmatch(
+        r"    exact match \S+ on the public test scenes; the threshold is 0\.4; the training loss did "
+        r"not fall \(first epoch \S+, last \S+\): no learning signal reaches the parameters",
+        lines[first + 1],
+    ), done.stdout
+    assert (
+        "    this run used your own decoding.py, where the grader uses the reference versions: a bug there can be "
+        "the cause" in lines
+    ), done.stdout
 
 
 # -- the build refuses what it cannot hand out ---------------------------------------------------------------------
+
 
 def test_a_drifted_stub_stops_the_build_with_one_line(tmp_path, monkeypatch, capsys):
     for folder in ("solutions", "assignments"):
@@ -459,16 +524,21 @@ def test_a_drifted_stub_stops_the_build_with_one_line(tmp_path, monkeypatch, cap
     monkeypatch.setattr(handout, "ROOT", tmp_path)
     assert main(["handout", "--out", str(tmp_path / "out")]) == 1
     out = capsys.readouterr().out
-    assert out == ("handout: assignments/bleu.py differs from the stub generated from solutions/bleu.py; run "
-                   "`python -m instructor stubs` first\n")
+    assert out == (
+        "handout: assignments/bleu.py differs from the stub generated from solutions/bleu.py; run "
+        "`python -m instructor stubs` first\n"
+    )
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("damage, message", [
-    ("missing", r"autograder/public/golden/attention\.pt is missing: "),
-    ("corrupted", r"autograder/public/golden/attention\.pt is corrupted \(\w+\): "),
-    ("stale", r"autograder/public/golden/attention\.pt is older than the checks that read it "),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        ("missing", r"autograder/public/golden/attention\.pt is missing: "),
+        ("corrupted", r"autograder/public/golden/attention\.pt is corrupted \(\w+\): "),
+        ("stale", r"autograder/public/golden/attention\.pt is older than the checks that read it "),
+    ],
+)
 def test_a_bad_golden_file_stops_the_build_with_one_line(damage, message, tmp_path, monkeypatch, capsys):
     import torch
 
@@ -518,15 +588,22 @@ def test_a_bad_golden_file_in_the_handout_tells_the_student_what_to_do(built, st
     done = run_in(folder, student_python, "-c", DAMAGED_GOLDEN)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     found = json.loads(done.stdout.splitlines()[-1])
-    what = {"missing": r"is missing", "corrupted": r"is corrupted \(\w+\)",
-            "stale": r"is older than the checks that read it \(fingerprint '0{16}', the checks' '[0-9a-f]{16}'\)"}
+    what = {
+        "missing": r"is missing",
+        "corrupted": r"is corrupted \(\w+\)",
+        "stale": r"is older than the checks that read it \(fingerprint '0{16}', the checks' '[0-9a-f]{16}'\)",
+    }
     for damage, pattern in what.items():
-        assert sorted(found[damage]) == ["decoding_steps_reproduce_teacher_forcing",
-                                         "forward_matches_the_reference_with_the_same_weights"], found
+        assert sorted(found[damage]) == [
+            "decoding_steps_reproduce_teacher_forcing",
+            "forward_matches_the_reference_with_the_same_weights",
+        ], found
         for output in found[damage].values():
-            assert re.fullmatch(rf"autograder/public/golden/attention\.pt {pattern}: download the assignment's handout "
-                                r"again and check with the fresh copy; if the error stays, tell the course staff",
-                                output), output
+            assert re.fullmatch(
+                rf"autograder/public/golden/attention\.pt {pattern}: download the assignment's handout "
+                r"again and check with the fresh copy; if the error stays, tell the course staff",
+                output,
+            ), output
 
 
 def test_the_output_must_be_a_handout_or_new(tmp_path, built):
@@ -548,9 +625,15 @@ def student_kernel(student_python, tmp_path_factory) -> Path:
     """A folder of kernel specs holding one kernel: the student interpreter's (it cannot import the kit)."""
     specs = tmp_path_factory.mktemp("kernels")
     (specs / KERNEL).mkdir()
-    (specs / KERNEL / "kernel.json").write_text(json.dumps({
-        "argv": [str(student_python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "captionkit handout test", "language": "python"}))
+    (specs / KERNEL / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [str(student_python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "captionkit handout test",
+                "language": "python",
+            }
+        )
+    )
     return specs
 
 
@@ -586,21 +669,30 @@ def test_grader_check_in_the_handouts_notebook(part, built, student_kernel, tmp_
     reference = (ROOT / "solutions" / f"{part}.py").read_text(encoding="utf-8")
     nb.cells = nb.cells[: first + 1] + [
         nbformat.v4.new_code_cell(f"from pathlib import Path\nPath({part + '.py'!r}).write_text({reference!r});"),
-        nbformat.v4.new_code_cell(call)]
+        nbformat.v4.new_code_cell(call),
+    ]
     env = student_env() | {"CAPTIONKIT_CACHE": str(tmp_path / "cache"), "IPYTHONDIR": str(tmp_path / "ipython")}
     nb = execute(nb, folder, student_kernel, env)
 
-    errors = [f"cell {i}: {o.ename}: {o.evalue}" for i, cell in enumerate(nb.cells) if cell.cell_type == "code"
-              for o in cell.outputs if o.output_type == "error"]
+    errors = [
+        f"cell {i}: {o.ename}: {o.evalue}"
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        for o in cell.outputs
+        if o.output_type == "error"
+    ]
     assert errors == []
     on_stub, on_reference = shown(nb.cells[first]), shown(nb.cells[-1])
     entries = rubric.load()[part]
     public = {e.number for e in entries.values() if e.visibility == "public"}
     points = sum(e.points for e in entries.values() if e.visibility == "public")
     assert on_stub.startswith(f"{part} results: 0 of {points:g} points from the public checks"), on_stub[:3000]
-    waiting = {int(n.split(".")[1]) for numbers in re.findall(
-        rf"^    TODO [\w.]+ \({part}\.py:\d+\): \d+ checks? waits? for it \(([\d., ]+):", on_stub, re.M)
-        for n in numbers.split(", ")}
+    waiting = {
+        int(n.split(".")[1])
+        for numbers in re.findall(
+            rf"^    TODO [\w.]+ \({part}\.py:\d+\): \d+ checks? waits? for it \(([\d., ]+):", on_stub, re.M
+        )
+        for n in numbers.split(", ")
+    }
     assert waiting == public, on_stub[:3000]
     assert f"{part} results: All test cases passed!" in on_reference, on_reference[:3000]
-

@@ -6,6 +6,7 @@
   folder, otter writes no log there);
 - no file of the handout names a file of the kit that the handout lacks (a comment pointing at a hidden check).
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -56,8 +57,12 @@ def python_without_torch(where: Path) -> Path:
     venv = where / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     Path(purelib, "packages-without-torch.pth").write_text(f"{linked}\n")
     return python
 
@@ -79,16 +84,16 @@ def install_folder(where: Path) -> Path:
 def test_install_without_the_cpu_index_fails_in_one_line_when_pip_cannot_install(tmp_path):
     folder = install_folder(tmp_path / "captioning")
     python = python_without_torch(tmp_path)
-    env = install_env(PIP_FIND_LINKS=str(tmp_path / "no-wheels"))   # nothing to install from
-    done = subprocess.run([str(python), "install.py"], cwd=folder, env=env, capture_output=True, text=True,
-                          timeout=300)
+    env = install_env(PIP_FIND_LINKS=str(tmp_path / "no-wheels"))  # nothing to install from
+    done = subprocess.run([str(python), "install.py"], cwd=folder, env=env, capture_output=True, text=True, timeout=300)
     lines = done.stdout.splitlines()
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr == "" and len(lines) == 3, done.stdout + done.stderr
     assert "does not answer; torch comes from pip's configured index instead" in lines[0], lines
     assert lines[1].startswith("install: installing torch"), lines
-    assert re.fullmatch(r"install: pip could not install torch\S*, so nothing after it was installed: ERROR: .+",
-                        lines[2]), lines
+    assert re.fullmatch(
+        r"install: pip could not install torch\S*, so nothing after it was installed: ERROR: .+", lines[2]
+    ), lines
 
 
 @pytest.mark.slow
@@ -97,29 +102,40 @@ def test_install_without_the_cpu_index_installs_torch_from_the_configured_index(
     folder = install_folder(tmp_path / "captioning")
     python = python_without_torch(tmp_path)
     env = install_env()
-    offered = subprocess.run([str(python), "-m", "pip", "install", "--dry-run", "--no-deps", "--quiet", "torch>=2.4"],
-                             env=env, capture_output=True, text=True, timeout=300)
+    offered = subprocess.run(
+        [str(python), "-m", "pip", "install", "--dry-run", "--no-deps", "--quiet", "torch>=2.4"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if offered.returncode != 0:
         pytest.skip("pip's configuration offers no torch wheel without a network (find-links)")
     assert subprocess.run([str(python), "-c", "import torch"], env=env, capture_output=True).returncode != 0
 
-    done = subprocess.run([str(python), "install.py"], cwd=folder, env=env, capture_output=True, text=True,
-                          timeout=900)
+    done = subprocess.run([str(python), "install.py"], cwd=folder, env=env, capture_output=True, text=True, timeout=900)
     lines = done.stdout.splitlines()
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stderr == "" and len(lines) <= 4, done.stdout + done.stderr
     assert "does not answer; torch comes from pip's configured index instead" in lines[0], lines
     assert lines[-1].startswith("install: done"), lines
-    where = subprocess.run([str(python), "-c", "import torch; print(torch.__file__); print(torch.ones(2).sum())"],
-                           env=env, capture_output=True, text=True, timeout=300)
+    where = subprocess.run(
+        [str(python), "-c", "import torch; print(torch.__file__); print(torch.ones(2).sum())"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert where.returncode == 0, where.stderr
     assert where.stdout.startswith(str(python.parent.parent)) and "tensor(2.)" in where.stdout, where.stdout
-    again = subprocess.run([str(python), "install.py"], cwd=folder, env=env, capture_output=True, text=True,
-                           timeout=300)
+    again = subprocess.run(
+        [str(python), "install.py"], cwd=folder, env=env, capture_output=True, text=True, timeout=300
+    )
     assert again.stdout.splitlines() == ["install: everything the assignment needs is installed"], again.stdout
 
 
 # -- what a notebook leaves behind -----------------------------------------------------------------------------------
+
 
 def files_under(folder: Path) -> set[str]:
     return {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
@@ -138,20 +154,35 @@ def test_a_notebook_leaves_no_file_in_the_students_folder(built, student_python,
     nb = nbformat.read(folder / "bleu.ipynb", as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell("from shared.notebook import notebook_data\nnotebook_data();"))
     env = {k: v for k, v in student_env().items() if k not in ("CAPTIONKIT_CACHE", "PYTHONDONTWRITEBYTECODE")}
-    env |= {"HOME": str(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "user-cache"),
-            "IPYTHONDIR": str(tmp_path / "ipython"), "MPLCONFIGDIR": str(tmp_path / "matplotlib")}
+    env |= {
+        "HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "user-cache"),
+        "IPYTHONDIR": str(tmp_path / "ipython"),
+        "MPLCONFIGDIR": str(tmp_path / "matplotlib"),
+    }
     specs = kernel_spec(tmp_path / "kernels", "captionkit-student", python=student_python)
     nb = run_notebook(nb, folder=folder, specs=specs, kernel_name="captionkit-student", env=env, timeout=600)
 
-    errors = [f"{o.ename}: {o.evalue}" for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs
-              if o.output_type == "error"]
+    errors = [
+        f"{o.ename}: {o.evalue}"
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for o in cell.outputs
+        if o.output_type == "error"
+    ]
     assert errors == []
-    assert any("All test cases passed" in o.get("text", "") + str(o.get("data", {}))
-               for cell in nb.cells if cell.cell_type == "code" for o in cell.outputs)
+    assert any(
+        "All test cases passed" in o.get("text", "") + str(o.get("data", {}))
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for o in cell.outputs
+    )
     new = {name for name in files_under(folder) - before if "__pycache__/" not in name}
     assert new == set()
-    assert list((tmp_path / "user-cache" / "captionkit").glob("grids-*.pt"))   # the cache went where it is named
-    assert "user cache folder" in (folder / "README.md").read_text() and "captionkit" in (folder / "README.md").read_text()
+    assert list((tmp_path / "user-cache" / "captionkit").glob("grids-*.pt"))  # the cache went where it is named
+    assert (
+        "user cache folder" in (folder / "README.md").read_text() and "captionkit" in (folder / "README.md").read_text()
+    )
 
 
 # -- what the handout's files point to -------------------------------------------------------------------------------
@@ -168,8 +199,10 @@ def kit_paths(text: str) -> set[str]:
 
 
 def test_the_path_pattern_finds_what_a_comment_points_to():
-    text = ("(The part's hidden checks: autograder/grader/checks/bleu.py.) see docs/bleu.md; `shared/vocab.py`\n"
-            "https://download.pytorch.org/whl/cpu RUNTIME/autograder/worker/main.py ~/.cache/captionkit/ 0.5/1.0")
+    text = (
+        "(The part's hidden checks: autograder/grader/checks/bleu.py.) see docs/bleu.md; `shared/vocab.py`\n"
+        "https://download.pytorch.org/whl/cpu RUNTIME/autograder/worker/main.py ~/.cache/captionkit/ 0.5/1.0"
+    )
     assert kit_paths(text) == {"autograder/grader/checks/bleu.py", "docs/bleu.md", "shared/vocab.py"}
 
 
@@ -192,8 +225,10 @@ def test_a_notebook_runs_torch_on_one_thread():
     """shared.notebook.setup (every notebook's first cell) sets one torch thread whatever the machine's default: with
     torch's default threads the show_and_tell notebook took 61 CPU s on a loaded two-core machine, with one 14
     (benchmarks/notebook_benchmark.py)."""
-    code = ("import torch\ntorch.set_num_threads(2)\nfrom shared.notebook import setup\nsetup('bleu')\n"
-            "print(torch.get_num_threads())")
+    code = (
+        "import torch\ntorch.set_num_threads(2)\nfrom shared.notebook import setup\nsetup('bleu')\n"
+        "print(torch.get_num_threads())"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -209,7 +244,9 @@ def test_check_train_keeps_its_data_cache_out_of_the_student_s_folder(tmp_path, 
     monkeypatch.delenv("CAPTIONKIT_CACHE", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(training, "public_inputs", lambda folder: seen.setdefault("cache", os.environ["CAPTIONKIT_CACHE"]))
+    monkeypatch.setattr(
+        training, "public_inputs", lambda folder: seen.setdefault("cache", os.environ["CAPTIONKIT_CACHE"])
+    )
     monkeypatch.setattr(training, "train_parts", lambda *args: [])
     assert checker.train(tmp_path, ()) == []
     assert seen["cache"] == str(tmp_path / "user-cache" / "captionkit")

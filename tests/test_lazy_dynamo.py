@@ -1,6 +1,7 @@
 """The worker's stand-in for torch._dynamo (autograder/worker/lazy_dynamo.py): training is bit-for-bit what it is
 with the real module, the real module is never imported by the training the kit runs, and anything else asks for it
 gets the real one. Each case runs in a fresh interpreter: the stand-in must be registered before any optimizer ran."""
+
 import json
 import subprocess
 import sys

@@ -1,6 +1,7 @@
 """One time-limit model (autograder/public/limits.py): every knob in TimeLimits, overridable by the environment
 variables the kit has always read, no check's limit above its part's, and the earliest deadline of a call wins
 with its own message."""
+
 import dataclasses
 import time
 
@@ -20,8 +21,10 @@ def test_the_environment_overrides_the_scale_and_the_submission_limit():
     assert TimeLimits.from_environment({}) == TimeLimits()
 
 
-@pytest.mark.parametrize("variable, value", [("CAPTIONKIT_TIME_SCALE", "fast"), ("CAPTIONKIT_TIME_SCALE", "0"),
-                                             ("CAPTIONKIT_SUBMISSION_TIME_LIMIT", "-5")])
+@pytest.mark.parametrize(
+    "variable, value",
+    [("CAPTIONKIT_TIME_SCALE", "fast"), ("CAPTIONKIT_TIME_SCALE", "0"), ("CAPTIONKIT_SUBMISSION_TIME_LIMIT", "-5")],
+)
 def test_a_bad_setting_names_its_variable_or_field(variable, value):
     with pytest.raises(ValueError, match=r"CAPTIONKIT_TIME_SCALE|scale|submission"):
         TimeLimits.from_environment({variable: value})
@@ -48,14 +51,17 @@ def test_no_registered_check_has_a_limit_above_its_parts():
 
 def test_a_check_with_a_limit_above_its_parts_is_refused_at_registration():
     with pytest.raises(ValueError, match=r"timeout=600 s; .* at most the part's time limit \(300 s\)"):
+
         @registry.check(timeout=600, part="no_such_part")
         def too_long(student, ctx):
             """never registered"""
+
     assert registry.registered("no_such_part") == []
 
 
 class _Recorder:
     """A worker stand-in that records the deadline each call is given."""
+
     deadline = None
 
     def __init__(self):
@@ -79,8 +85,8 @@ def test_the_earliest_deadline_wins_with_its_message():
     assert abs(part.left() - limits.LIMITS.seconds(limits.LIMITS.part)) < 5
     ends_by = time.monotonic() + 2.0
     assert part_deadline(ends_by).at == ends_by
-    assert part_deadline(ends_by).reached == "the submission's time limit was reached"   # the limit that ends it
-    assert part_deadline(ends_by + 10 ** 6).reached == "the part's time limit was reached"
+    assert part_deadline(ends_by).reached == "the submission's time limit was reached"  # the limit that ends it
+    assert part_deadline(ends_by + 10**6).reached == "the part's time limit was reached"
 
 
 def test_limits_are_read_when_used(monkeypatch):
@@ -104,13 +110,15 @@ def test_the_limits_of_one_checks_calls_and_of_retrieval_are_read_from_limits_wh
     from autograder.public.compare import CheckFailed
 
     assert (TimeLimits().bleu_call, TimeLimits().styled_steps_call, TimeLimits().retrieval) == (10.0, 60.0, 20.0)
-    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, bleu_call=1.5, styled_steps_call=2.5,
-                                                              retrieval=3.5))
+    monkeypatch.setattr(
+        limits, "LIMITS", dataclasses.replace(limits.LIMITS, bleu_call=1.5, styled_steps_call=2.5, retrieval=3.5)
+    )
     worker = _Recorder()
     bleu._call(worker, "corpus_bleu", "a case", hyps=[])
-    with pytest.raises(CheckFailed, match="unexpected reply"):   # the recorder's "ok" is no answer of styled_steps
-        stylenet._run_styled(worker, 0, {"E": 2, "H": 2, "rank": 1}, "sgd_all", "factual",
-                             {"weights": None, "grads": None}, n=2, steps=1)
+    with pytest.raises(CheckFailed, match="unexpected reply"):  # the recorder's "ok" is no answer of styled_steps
+        stylenet._run_styled(
+            worker, 0, {"E": 2, "H": 2, "rank": 1}, "sgd_all", "factual", {"weights": None, "grads": None}, n=2, steps=1
+        )
     assert [timeout for _, timeout, _, _ in worker.calls] == [1.5, 2.5]
     assert retrieval_file(SimpleNamespace(share=lambda name, make: name))["retrieval_seconds"] == 3.5
 
@@ -134,7 +142,7 @@ def ctx(tmp_path, monkeypatch):
     imports = []
     monkeypatch.setattr(context, "import_optimizer_machinery", lambda: imports.append(1) or IMPORT_SECONDS)
     ctx = context.GradingContext(tmp_path)
-    ctx.__dict__["data"] = None   # the timings below need no data set
+    ctx.__dict__["data"] = None  # the timings below need no data set
     ctx.imports = imports
     return ctx
 
@@ -145,7 +153,7 @@ def test_a_budget_times_its_reference_once_in_a_forked_copy_and_counts_the_impor
     ctx.budget("b", _pause, setup=lambda: 0.1)
     seconds = ctx.reference_seconds
     assert ran_here == [], "a reference was timed in the grading process itself, not in a forked copy"
-    assert 3 * (0.2 + IMPORT_SECONDS) <= seconds["a"] < 3 * (0.2 + IMPORT_SECONDS) + 3, seconds   # scaled
+    assert 3 * (0.2 + IMPORT_SECONDS) <= seconds["a"] < 3 * (0.2 + IMPORT_SECONDS) + 3, seconds  # scaled
     assert 0.1 + IMPORT_SECONDS <= seconds["b"] < 0.1 + IMPORT_SECONDS + 1, seconds
     assert budget == limits.LIMITS.budget_factor * seconds["a"] + limits.LIMITS.budget_allowance
     assert ctx.budget("a", lambda: pytest.fail("timed twice")) == budget
@@ -205,8 +213,8 @@ def _spec(run: _Run):
         if run.alive:
             raise RuntimeError("the reference was timed beside a live worker")
         _pause(0.3)
-    return dataclasses.replace(SPECS["show_and_tell"], part="toy", train_reference=reference,
-                               prepare=lambda ctx: None)
+
+    return dataclasses.replace(SPECS["show_and_tell"], part="toy", train_reference=reference, prepare=lambda ctx: None)
 
 
 def test_a_run_within_the_least_budget_never_times_its_reference(ctx):
@@ -222,7 +230,7 @@ def test_a_run_past_the_least_budget_is_stopped_timed_and_run_again_with_its_bud
     from autograder.grader.training import run_within_budget
 
     least = ctx.least_budget(12)
-    run = _Run(needs=least + 5)   # within its budget: about 3 x 12 x (0.3 + 0.5) + 15 s
+    run = _Run(needs=least + 5)  # within its budget: about 3 x 12 x (0.3 + 0.5) + 15 s
     spec = _spec(run)
     assert run_within_budget(spec, run, ctx, run.train) == {"seconds": least + 5}
     assert ctx.knows_budget("toy"), "the reference was not timed"
@@ -234,14 +242,14 @@ def test_a_run_past_its_budget_fails_with_the_budget_s_timeout(ctx):
     from autograder.grader.training import run_within_budget
     from autograder.public.client import TimedOut
 
-    run = _Run(needs=10 ** 6)
+    run = _Run(needs=10**6)
     spec = _spec(run)
     with pytest.raises(TimedOut) as ended:
         run_within_budget(spec, run, ctx, run.train)
     assert str(ended.value) == f"timed out after {spec.time_budget(ctx):.0f} s"
     assert run.given == [ctx.least_budget(12), spec.time_budget(ctx)]
     # With the budget known (timed for an earlier run of the same grading run), one attempt with the budget.
-    again = _Run(needs=10 ** 6)
+    again = _Run(needs=10**6)
     with pytest.raises(TimedOut):
         run_within_budget(_spec(again), again, ctx, again.train)
     assert again.given == [spec.time_budget(ctx)]
@@ -271,8 +279,9 @@ def test_a_call_ended_by_its_own_timeout_raises_timed_out_and_by_a_deadline_work
 
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "bleu.py").write_text(SLOW_BLEU)
-    worker = Worker("bleu", tmp_path / "sub", tmp_path / "scratch", copy_runtime(tmp_path / "runtime"),
-                    SEPARATE_PROCESS)
+    worker = Worker(
+        "bleu", tmp_path / "sub", tmp_path / "scratch", copy_runtime(tmp_path / "runtime"), SEPARATE_PROCESS
+    )
     try:
         with pytest.raises(TimedOut, match="timed out after"):
             worker.call("bleu.ngram_counts", timeout=0.25, tokens=["1"], n=1)

@@ -1,4 +1,5 @@
 """The Part 6 reference: schedules, the LSTM-A model's state, and agreement between forward and step."""
+
 from __future__ import annotations
 
 import pytest
@@ -62,8 +63,8 @@ def test_gate_biases():
     m = LSTMA("A3")
     H = m.H
     b = m.cell.bias_ih.detach()
-    assert torch.all(b[:H] == 2) and torch.all(b[H:2 * H] == 3) and torch.all(b[2 * H:3 * H] == 0)
-    assert torch.all(b[3 * H:] == 2) and torch.all(m.cell.bias_hh == 0)
+    assert torch.all(b[:H] == 2) and torch.all(b[H : 2 * H] == 3) and torch.all(b[2 * H : 3 * H] == 0)
+    assert torch.all(b[3 * H :] == 2) and torch.all(m.cell.bias_hh == 0)
 
 
 def _batch(n=4, T=7, seed=0):

@@ -10,6 +10,7 @@ reference's trained part trains), then feedback and the CSV export are generated
 course's plumbing (grade cells, their points, stderr, the gradebook): the reference's full marks on every part
 are tests/test_grader.py's. Every autograde kernel has a library warning on stderr in every cell.
 """
+
 from __future__ import annotations
 
 import csv
@@ -48,7 +49,7 @@ NOISE = "UserWarning: TypedStorage is deprecated (a library warning on stderr, f
 
 # In every kernel of the test, before every cell: a Python warning and a C-level write on stderr, as torch
 # prints them; and a line in a log, to show it happened.
-STARTUP = f'''
+STARTUP = f"""
 import os, warnings
 warnings.simplefilter("always", UserWarning)
 def _library_noise(*args):
@@ -57,11 +58,13 @@ def _library_noise(*args):
     warnings.warn({NOISE.split(": ", 1)[1]!r}, UserWarning)
     os.write(2, b"[W NNPACK.cpp:64] Could not initialize NNPACK! Reason: Unsupported hardware.\\n")
 get_ipython().events.register("pre_run_cell", _library_noise)
-'''
+"""
 # The tamper student's own `autograder.grader.notebook`, beside the released checker's `autograder/__init__.py`: the
 # grade cells must not import it.
 FAKE_KIT = "def grade_part(part, folder='.', points=0):\n    print('FAKE KIT')\n    return float(points)\n"
-ADDED_CELL = "import autograder.grader.notebook as kit\nkit.grade_part = lambda part, folder='.', points=0: float(points)"
+ADDED_CELL = (
+    "import autograder.grader.notebook as kit\nkit.grade_part = lambda part, folder='.', points=0: float(points)"
+)
 
 
 def solution_lines() -> list[str]:
@@ -90,8 +93,7 @@ def visible_text(path: Path) -> str:
 
 
 def grade_cells(nb) -> dict[str, nbformat.NotebookNode]:
-    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells
-            if c.metadata.get("nbgrader", {}).get("grade")}
+    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")}
 
 
 def nbgrader_step(api, step: str, *args) -> None:
@@ -122,14 +124,13 @@ def released(tmp_path_factory):
         kit_environment(mp)
         path = nbgrader_course.write_course(base / "course", ASSIGNMENT)
         config = PyFileConfigLoader("nbgrader_config.py", path=str(path)).load_config()
-        config.Exchange.root = str(base / "exchange")   # nothing outside the test's folder ...
-        (base / "exchange").mkdir(mode=0o777)            # ... made as nbgrader wants it: anyone may write there
+        config.Exchange.root = str(base / "exchange")  # nothing outside the test's folder ...
+        (base / "exchange").mkdir(mode=0o777)  # ... made as nbgrader wants it: anyone may write there
         (base / "exchange").chmod(0o777)
         api = NbGraderAPI(config=config)
         nbgrader_step(api, "generate_assignment")
         nbgrader_step(api, "release_assignment")
-    return dict(base=base, path=path, config=config, exchange=base / "exchange",
-                release=path / "release" / ASSIGNMENT)
+    return dict(base=base, path=path, config=config, exchange=base / "exchange", release=path / "release" / ASSIGNMENT)
 
 
 @pytest.fixture(scope="session")
@@ -179,10 +180,15 @@ def course(released):
         plugin = CsvExportPlugin(to=str(base / "grades.csv"), parent=api)
         with Gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb:
             plugin.export(gb)
-            grades = {student: {g.name: (g.score, g.max_score, g.needs_manual_grade)
-                                for nb in gb.find_submission(ASSIGNMENT, student).notebooks if nb.name == ASSIGNMENT
-                                for g in nb.grades}   # the written questions' notebook: tests/test_questions.py
-                      for student in ("reference", "stubs", "tamper")}
+            grades = {
+                student: {
+                    g.name: (g.score, g.max_score, g.needs_manual_grade)
+                    for nb in gb.find_submission(ASSIGNMENT, student).notebooks
+                    if nb.name == ASSIGNMENT
+                    for g in nb.grades
+                }  # the written questions' notebook: tests/test_questions.py
+                for student in ("reference", "stubs", "tamper")
+            }
         with open(base / "grades.csv", newline="") as f:
             rows = {row["student_id"]: row for row in csv.DictReader(f)}
         noise = (base / "noise.log").read_text().splitlines() if (base / "noise.log").exists() else []
@@ -196,31 +202,41 @@ def _cache_env(monkeypatch):
 
 
 def autograded(course, student: str):
-    return nbformat.read(str(course["path"] / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"),
-                         as_version=4)
+    return nbformat.read(
+        str(course["path"] / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"), as_version=4
+    )
 
 
 # The course as written
 
+
 def test_source_holds_the_stubs_and_one_locked_grade_cell_per_part(tmp_path):
     path = nbgrader_course.write_course(tmp_path / "course")
     source = path / "source" / "captioning"
-    assert sorted(p.name for p in source.iterdir()) == sorted([f"{m}.py" for m in MODULES] +
-                                                               ["captioning.ipynb", "written.ipynb", "figures",
-                                                                "autograder", "shared"])
+    assert sorted(p.name for p in source.iterdir()) == sorted(
+        [f"{m}.py" for m in MODULES] + ["captioning.ipynb", "written.ipynb", "figures", "autograder", "shared"]
+    )
     for module in MODULES:
         assert (source / f"{module}.py").read_text() == (ROOT / "assignments" / f"{module}.py").read_text()
-        assert (source / "figures" / f"{module}.png").read_bytes() == \
-            (ROOT / "assignments" / "figures" / f"{module}.png").read_bytes()
+        assert (source / "figures" / f"{module}.png").read_bytes() == (
+            ROOT / "assignments" / "figures" / f"{module}.png"
+        ).read_bytes()
     nb = nbformat.read(str(source / "captioning.ipynb"), as_version=4)
-    assert all(f"](figures/{m}.png)" in nb.cells[0].source for m in MODULES)   # the intro shows every part's figure
+    assert all(f"](figures/{m}.png)" in nb.cells[0].source for m in MODULES)  # the intro shows every part's figure
     points = nbgrader_course.part_points()
     cells = grade_cells(nb)
     assert list(cells) == list(MODULES)
     for part, cell in cells.items():
         meta = cell.metadata["nbgrader"]
-        assert meta == {"grade": True, "solution": False, "locked": True, "task": False, "points": points[part],
-                        "grade_id": part, "schema_version": 3}
+        assert meta == {
+            "grade": True,
+            "solution": False,
+            "locked": True,
+            "task": False,
+            "points": points[part],
+            "grade_id": part,
+            "schema_version": 3,
+        }
         assert f'grade_part("{part}", points={points[part]:g})' in cell.source
     # The other cells carry no nbgrader metadata (add_missing_cells needs the grade cells' neighbours to be
     # grade cells, nbgrader 0.9.6 OverwriteCells.add_missing_grade_cells).
@@ -229,7 +245,7 @@ def test_source_holds_the_stubs_and_one_locked_grade_cell_per_part(tmp_path):
 
 def test_config_traits(tmp_path):
     path = nbgrader_course.write_course(tmp_path / "course", "ps1")
-    (path / "source" / "other").mkdir()   # another assignment of the course, not the kit's
+    (path / "source" / "other").mkdir()  # another assignment of the course, not the kit's
     config = PyFileConfigLoader("nbgrader_config.py", path=str(path)).load_config()
     assert config.CourseDirectory.root == str(path)
     assert config.CourseDirectory.db_url == f"sqlite:///{path / 'gradebook.db'}"
@@ -266,8 +282,11 @@ def test_a_bad_golden_file_stops_the_command_with_one_line(tmp_path, monkeypatch
     monkeypatch.setattr(golden, "HERE", tmp_path)
     assert main(["nbgrader-course", "--out", str(tmp_path / "c")]) == 1
     out = capsys.readouterr().out
-    assert re.fullmatch(r"nbgrader-course: autograder/public/golden/attention\.pt is missing: .*"
-                        r"`python -m instructor golden`\n", out), out
+    assert re.fullmatch(
+        r"nbgrader-course: autograder/public/golden/attention\.pt is missing: .*"
+        r"`python -m instructor golden`\n",
+        out,
+    ), out
     assert not (tmp_path / "c").exists()
 
 
@@ -277,14 +296,24 @@ def test_stderr_zeroes_a_grade_cell_unless_the_course_ignores_it(tmp_path):
     from nbgrader.utils import determine_grade
 
     cell = nbformat.v4.new_code_cell("grade_part('bleu', points=15)")
-    cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "points": 15,
-                                 "grade_id": "bleu", "schema_version": 3}
-    cell.outputs = [nbformat.v4.new_output("stream", name="stderr", text=NOISE + "\n"),
-                    nbformat.v4.new_output("stream", name="stderr", text=""),
-                    nbformat.v4.new_output("stream", name="stdout", text="Part 3 (bleu): 12 / 15 points\n"),
-                    nbformat.v4.new_output("execute_result", data={"text/plain": "12.0"}, execution_count=1)]
+    cell.metadata["nbgrader"] = {
+        "grade": True,
+        "solution": False,
+        "locked": True,
+        "points": 15,
+        "grade_id": "bleu",
+        "schema_version": 3,
+    }
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stderr", text=NOISE + "\n"),
+        nbformat.v4.new_output("stream", name="stderr", text=""),
+        nbformat.v4.new_output("stream", name="stdout", text="Part 3 (bleu): 12 / 15 points\n"),
+        nbformat.v4.new_output("execute_result", data={"text/plain": "12.0"}, execution_count=1),
+    ]
     assert determine_grade(cell)[0] == 0
-    config = PyFileConfigLoader("nbgrader_config.py", path=str(nbgrader_course.write_course(tmp_path / "c"))).load_config()
+    config = PyFileConfigLoader(
+        "nbgrader_config.py", path=str(nbgrader_course.write_course(tmp_path / "c"))
+    ).load_config()
     nb = nbformat.v4.new_notebook(cells=[cell])
     nb, _ = IgnorePattern(config=config).preprocess(nb, {})
     assert determine_grade(nb.cells[0]) == (12.0, 15.0)
@@ -312,19 +341,25 @@ print("CACHE", __import__("os").environ["CAPTIONKIT_CACHE"])
 def test_grade_part_prints_on_stdout_and_returns_the_points(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "CAPTIONKIT_CACHE"}
     env["HOME"] = str(tmp_path)
-    result = subprocess.run([sys.executable, "-W", "always", "-c", FAKE_ENGINE, str(tmp_path)], env=env,
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-W", "always", "-c", FAKE_ENGINE, str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
-    assert result.stderr == ""                          # nothing a grade cell would be zeroed for
+    assert result.stderr == ""  # nothing a grade cell would be zeroed for
     out = result.stdout
     assert "a library warning" in out and "C++ noise" in out
     assert "FAIL" in out and "failed: the property" in out and "(the same)" in out
     assert "Part 3 (bleu): 2 / 6 points" in out
-    assert "RESULT 2.0 1.0" in out                      # rubric 6, a cell of 3: scaled
-    assert f"CACHE {tmp_path / '.cache' / 'captionkit'}" in out   # never the graded folder
+    assert "RESULT 2.0 1.0" in out  # rubric 6, a cell of 3: scaled
+    assert f"CACHE {tmp_path / '.cache' / 'captionkit'}" in out  # never the graded folder
 
 
 # nbgrader end to end (one autograde per student, shared by the tests below)
+
 
 def files_of(folder: Path) -> dict[str, bytes]:
     """{path inside `folder` (POSIX): content} of every file under `folder`."""
@@ -336,16 +371,18 @@ def test_release_is_locked_and_holds_only_stubs_and_the_handouts_public_checker(
     exactly as the handout holds it (autograder/: the same files; shared/: those the checker and the stubs import, a
     part of the handout's)."""
     release = released["release"]
-    assert sorted(p.name for p in release.iterdir()) == sorted([f"{m}.py" for m in MODULES] +
-                                                                [f"{ASSIGNMENT}.ipynb", nbgrader_course.WRITTEN,
-                                                                 "figures", "autograder", "shared"])
+    assert sorted(p.name for p in release.iterdir()) == sorted(
+        [f"{m}.py" for m in MODULES]
+        + [f"{ASSIGNMENT}.ipynb", nbgrader_course.WRITTEN, "figures", "autograder", "shared"]
+    )
     assert sorted(p.name for p in (release / "figures").iterdir()) == sorted(f"{m}.png" for m in MODULES)
     for module in MODULES:
         assert (release / f"{module}.py").read_text() == (ROOT / "assignments" / f"{module}.py").read_text()
     checker, handed_out = files_of(release), files_of(built[0])
     checker = {name: data for name, data in checker.items() if name.startswith(("autograder/", "shared/"))}
-    assert {name for name in checker if name.startswith("autograder/")} == \
-        {name for name in handed_out if name.startswith("autograder/")}
+    assert {name for name in checker if name.startswith("autograder/")} == {
+        name for name in handed_out if name.startswith("autograder/")
+    }
     stubs_import = set().union(*(handout.shared_imports((release / f"{m}.py").read_text()) for m in MODULES))
     assert {"shared/__init__.py", *(f"shared/{m}.py" for m in stubs_import)} <= set(checker)
     assert {name: handed_out.get(name) for name in checker} == checker
@@ -360,19 +397,26 @@ def test_the_release_holds_no_answer(released):
     """The handout's leak scans (tests/test_handout.py) on every file of the release: no line from inside a solution
     region, no line of a hidden check, no hidden seed or secret in any encoding, no hidden split's captions or tensors;
     the only binary files are the golden data and the figures, both as the handout holds them."""
-    from tests.test_handout import (hidden_data_leaks, hidden_fingerprints, leaks, secret_check_lines,
-                                    secret_solution_lines)
+    from tests.test_handout import (
+        hidden_data_leaks,
+        hidden_fingerprints,
+        leaks,
+        secret_check_lines,
+        secret_solution_lines,
+    )
 
     files = files_of(released["release"])
     assert leaks(files, secret_solution_lines()) == []
     assert leaks(files, secret_check_lines()) == []
     assert hidden_data_leaks(files, hidden_fingerprints()) == []
     binary = {name for name in files if name.endswith((".pt", ".png"))}
-    assert binary == {*(f"autograder/public/golden/{part}.pt" for part in golden_command.PARTS),
-                      *(f"figures/{part}.png" for part in MODULES)}
+    assert binary == {
+        *(f"autograder/public/golden/{part}.pt" for part in golden_command.PARTS),
+        *(f"figures/{part}.png" for part in MODULES),
+    }
     for name, data in files.items():
         if name not in binary:
-            data.decode("utf-8")   # every other file is text
+            data.decode("utf-8")  # every other file is text
         assert not name.endswith((".pyc", ".pyo")) and "__pycache__" not in name, name
 
 
@@ -381,8 +425,7 @@ def test_the_release_holds_no_answer(released):
 WHICH_GRADER = "\nimport autograder\nprint(grade_part.__module__, autograder.__file__)"
 
 
-def test_a_grade_cell_takes_the_kits_grader_where_installed_and_the_folders_checker_elsewhere(tmp_path,
-                                                                                              student_python):
+def test_a_grade_cell_takes_the_kits_grader_where_installed_and_the_folders_checker_elsewhere(tmp_path, student_python):
     """In the assignment's folder as released (source/ is copied verbatim): without the kit, the cell imports the
     folder's public checker; with the kit, the kit's grader, even with an `autograder/grader/notebook.py` of the
     student's beside the released `autograder/__init__.py`."""
@@ -403,8 +446,14 @@ def test_a_grade_cell_takes_the_kits_grader_where_installed_and_the_folders_chec
 
 def shown(cell) -> str:
     """What a code cell printed, returned or raised, as text."""
-    return "".join(o.text if o.output_type == "stream" else "\n".join(o.traceback) if o.output_type == "error"
-                   else o.get("data", {}).get("text/plain", "") for o in cell.outputs)
+    return "".join(
+        o.text
+        if o.output_type == "stream"
+        else "\n".join(o.traceback)
+        if o.output_type == "error"
+        else o.get("data", {}).get("text/plain", "")
+        for o in cell.outputs
+    )
 
 
 def test_a_student_runs_the_fetched_assignment_without_the_kit(released, student_python, tmp_path):
@@ -416,11 +465,27 @@ def test_a_student_runs_the_fetched_assignment_without_the_kit(released, student
 
     home = tmp_path / "home"
     home.mkdir()
-    env = student_env() | {"HOME": str(home), "CAPTIONKIT_CACHE": str(tmp_path / "cache"),
-                           "IPYTHONDIR": str(tmp_path / "ipython")}
-    fetch = subprocess.run([str(student_python), "-m", "nbgrader", "fetch_assignment", ASSIGNMENT,
-                            f"--course={nbgrader_course.COURSE_ID}", f"--Exchange.root={released['exchange']}"],
-                           cwd=home, env=env, capture_output=True, text=True, timeout=300)
+    env = student_env() | {
+        "HOME": str(home),
+        "CAPTIONKIT_CACHE": str(tmp_path / "cache"),
+        "IPYTHONDIR": str(tmp_path / "ipython"),
+    }
+    fetch = subprocess.run(
+        [
+            str(student_python),
+            "-m",
+            "nbgrader",
+            "fetch_assignment",
+            ASSIGNMENT,
+            f"--course={nbgrader_course.COURSE_ID}",
+            f"--Exchange.root={released['exchange']}",
+        ],
+        cwd=home,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert fetch.returncode == 0, fetch.stdout[-3000:] + fetch.stderr[-3000:]
     folder = home / ASSIGNMENT
     assert files_of(folder) == files_of(released["release"])
@@ -429,8 +494,9 @@ def test_a_student_runs_the_fetched_assignment_without_the_kit(released, student
 
     def run() -> dict[str, tuple[str, tuple]]:
         nb = nbformat.read(str(folder / f"{ASSIGNMENT}.ipynb"), as_version=4)
-        nb = run_notebook(nb, folder=folder, specs=specs, kernel_name="captionkit-student", env=env,
-                          timeout=CHECK_TIMEOUT)
+        nb = run_notebook(
+            nb, folder=folder, specs=specs, kernel_name="captionkit-student", env=env, timeout=CHECK_TIMEOUT
+        )
         found = {}
         for part, cell in grade_cells(nb).items():
             out = shown(cell)
@@ -453,8 +519,9 @@ def test_a_student_runs_the_fetched_assignment_without_the_kit(released, student
 
 def test_reference_gets_full_marks_and_stubs_zero(course):
     points = nbgrader_course.part_points()
-    assert course["grades"]["reference"] == {p: (points[p] if p in REFERENCE_PARTS else 0.0, points[p], False)
-                                             for p in MODULES}
+    assert course["grades"]["reference"] == {
+        p: (points[p] if p in REFERENCE_PARTS else 0.0, points[p], False) for p in MODULES
+    }
     assert course["grades"]["stubs"] == {p: (0.0, points[p], False) for p in MODULES}
     rows = course["rows"]
     # The export's maximum counts the written questions too (graded by hand; unanswered here: 0).
@@ -465,12 +532,12 @@ def test_reference_gets_full_marks_and_stubs_zero(course):
     for part, cell in cells.items():
         out = "".join(o.get("text", "") for o in cell.outputs)
         assert (f"{part}.py is missing from the submission" in out) == (part not in REFERENCE_PARTS), (part, out)
-        assert "The public checks only" not in out, (part, out)   # the kit's grader, not the released checker ...
+        assert "The public checks only" not in out, (part, out)  # the kit's grader, not the released checker ...
     graded = course["path"] / "autograded" / "reference" / ASSIGNMENT
-    assert (graded / "autograder" / "public" / "notebook.py").is_file()   # ... that lay in the graded folder
+    assert (graded / "autograder" / "public" / "notebook.py").is_file()  # ... that lay in the graded folder
     assert float(rows["stubs"]["score"]) == 0.0 and float(rows["stubs"]["max_score"]) == total
     out = "".join(o.get("text", "") for c in grade_cells(autograded(course, "stubs")).values() for o in c.outputs)
-    assert "is not implemented yet" in out          # the student sees why
+    assert "is not implemented yet" in out  # the student sees why
 
 
 def test_a_library_warning_on_stderr_does_not_zero_a_correct_answer(course):
@@ -490,14 +557,14 @@ def test_tampering_with_the_notebook_earns_nothing(course):
     nb = autograded(course, "tamper")
     cells = grade_cells(nb)
     released = grade_cells(course["released"])
-    assert list(cells) == list(MODULES)                                # the deleted cell is back ...
+    assert list(cells) == list(MODULES)  # the deleted cell is back ...
     assert "was missing from the submission" in cells["decoding"].source
-    assert released["decoding"].source in cells["decoding"].source     # ... and ran: graded, not manual
-    assert cells["bleu"].source == released["bleu"].source             # the edited locked cell is restored
-    assert not any("kit.grade_part" in c.source for c in nb.cells)     # the added cell is gone
+    assert released["decoding"].source in cells["decoding"].source  # ... and ran: graded, not manual
+    assert cells["bleu"].source == released["bleu"].source  # the edited locked cell is restored
+    assert not any("kit.grade_part" in c.source for c in nb.cells)  # the added cell is gone
     assert all(c.cell_type != "code" or c.metadata.get("nbgrader", {}).get("grade") for c in nb.cells)
     outputs = "".join(o.get("text", "") for c in cells.values() for o in c.outputs)
-    assert "FAKE KIT" not in outputs and "is missing from the submission" in outputs   # the course's grader ran
+    assert "FAKE KIT" not in outputs and "is missing from the submission" in outputs  # the course's grader ran
 
 
 def test_nothing_hidden_reaches_a_student(course):
@@ -505,8 +572,9 @@ def test_nothing_hidden_reaches_a_student(course):
     secrets = solution_lines()
     assert len(secrets) > 20
     shown = [p for p in (path / "release" / ASSIGNMENT).rglob("*") if p.is_file()]
-    shown += [p for p in (path / "feedback").rglob("*") if p.is_file()
-              and (p.suffix == ".html" or "reference" not in p.parts)]   # the reference's own modules are its own
+    shown += [
+        p for p in (path / "feedback").rglob("*") if p.is_file() and (p.suffix == ".html" or "reference" not in p.parts)
+    ]  # the reference's own modules are its own
     assert any(p.suffix == ".html" for p in shown) and len(shown) > 8
     for p in shown:
         text = visible_text(p)

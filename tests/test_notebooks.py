@@ -7,6 +7,7 @@ Notebooks run with nbclient in a copy of assignments/ and solutions/ under the t
 kernel of this interpreter, with the data cache in a temporary folder shared by the test session: nothing is
 written into the repository.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -38,10 +39,10 @@ CELL_TIMEOUT = 300  # seconds per cell; a notebook takes well under a minute
 
 # ----------------------------------------------------------------------------------------- generation
 
+
 def test_committed_notebooks_and_tests_match_their_sources():
     drifted = notebooks.drift(ROOT, notebooks.generate())
-    assert not drifted, ("run `python -m instructor notebooks`:\n"
-                         + "\n".join(diff[:1500] for diff in drifted.values()))
+    assert not drifted, "run `python -m instructor notebooks`:\n" + "\n".join(diff[:1500] for diff in drifted.values())
 
 
 def test_every_part_has_a_source():
@@ -58,23 +59,27 @@ def test_check_mode_reports_a_hand_edit_and_a_stray_test_file(tmp_path, capsys):
 
     (tmp_path / "assignments" / notebooks.figure_path("decoding")).unlink()
     assert main(["notebooks", "--check", "--root", str(tmp_path)]) == 1
-    assert "assignments/figures/decoding.png is missing: run `python -m instructor notebooks --figures`" in \
-        capsys.readouterr().out
+    assert (
+        "assignments/figures/decoding.png is missing: run `python -m instructor notebooks --figures`"
+        in capsys.readouterr().out
+    )
     shutil.copy(ROOT / "assignments" / notebooks.figure_path("decoding"), tmp_path / "assignments" / "figures")
 
     # a figure drawn before its sources changed (here: stamped with another digest) is stale
     figure = tmp_path / "assignments" / notebooks.figure_path("bleu")
     fresh = figure.read_bytes()
     after_header, stamp_chunk = 33, 4 + 4 + len(notebooks.FIGURE_STAMP) + 1 + 64 + 4
-    unstamped = fresh[:after_header] + fresh[after_header + stamp_chunk:]
+    unstamped = fresh[:after_header] + fresh[after_header + stamp_chunk :]
     assert notebooks.stamp_of(unstamped) is None and notebooks.stamp_of(fresh) == notebooks.sources_digest("bleu")
     stale = notebooks.stamped(unstamped, "0" * 64)
     figure.write_bytes(stale)
     assert np.array_equal(pixels(stale), pixels(fresh))
     assert main(["notebooks", "--check", "--root", str(tmp_path)]) == 1
-    assert "assignments/figures/bleu.png was drawn from other sources than the kit's now (instructor/notebook_sources/" \
-           "bleu.py, solutions/bleu.py, shared/...): run `python -m instructor notebooks --figures --part bleu`" in \
-        capsys.readouterr().out
+    assert (
+        "assignments/figures/bleu.png was drawn from other sources than the kit's now (instructor/notebook_sources/"
+        "bleu.py, solutions/bleu.py, shared/...): run `python -m instructor notebooks --figures --part bleu`"
+        in capsys.readouterr().out
+    )
     figure.write_bytes(fresh)
     assert main(["notebooks", "--check", "--root", str(tmp_path)]) == 0
     capsys.readouterr()
@@ -87,7 +92,7 @@ def test_check_mode_reports_a_hand_edit_and_a_stray_test_file(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "assignments/bleu.ipynb differs" in out and "edited by hand" in out
 
-    assert main(["notebooks", "--root", str(tmp_path)]) == 0   # regenerating repairs it
+    assert main(["notebooks", "--root", str(tmp_path)]) == 0  # regenerating repairs it
     (tmp_path / "assignments" / "tests" / "extra.py").write_text("OK_FORMAT = False\nname = 'extra'\n")
     assert main(["notebooks", "--check", "--root", str(tmp_path)]) == 1
     assert "assignments/tests/extra.py is not generated" in capsys.readouterr().out
@@ -117,13 +122,16 @@ def test_source_errors_name_the_file_and_line():
         notebooks.build_notebook("bleu", "assignments", '# %%\ngrader.check("bleu")\n', "s.py")
     with pytest.raises(notebooks.SourceError, match=r's\.py: no code cell calls grader\.check\("bleu"\)'):
         notebooks.build_notebook("bleu", "assignments", "# %% setup\n# %%\nx = 1\n", "s.py")
-    with pytest.raises(notebooks.SourceError, match=r"s\.py: no code cell calls plt\.show\(\): the notebook has no figure"):
+    with pytest.raises(
+        notebooks.SourceError, match=r"s\.py: no code cell calls plt\.show\(\): the notebook has no figure"
+    ):
         notebooks.build_notebook("bleu", "assignments", '# %% setup\n# %%\ngrader.check("bleu")\n', "s.py")
     with pytest.raises(ValueError, match="variant: expected one of"):
         notebooks.build_notebook("bleu", "students", "# %% setup\n", "s.py")
 
 
 # ----------------------------------------------------------------------------------------- helpers
+
 
 def test_setup_and_public_checks_name_a_bad_part():
     with pytest.raises(ValueError, match=r"^part: expected one of show_and_tell, .*got 'blue'"):
@@ -139,9 +147,11 @@ def test_setup_and_public_checks_name_a_bad_part():
 def test_todo_line_only_for_the_stubs_message():
     assert todo_line("Part 3 (bleu): ngram_counts is not implemented yet") == (
         "NotImplementedError: Part 3 (bleu): ngram_counts is not implemented yet. "
-        "Write it in bleu.py, then run this cell again.")
+        "Write it in bleu.py, then run this cell again."
+    )
     assert todo_line("Part 1 (show_and_tell): ShowTellRNN.forward is not implemented yet").endswith(
-        "Write it in show_and_tell.py, then run this cell again.")
+        "Write it in show_and_tell.py, then run this cell again."
+    )
     assert todo_line("this backend has no such operation") is None
 
 
@@ -173,6 +183,7 @@ def test_public_checks_grade_the_folder_once_and_report_the_checks_message(tmp_p
 
 # ----------------------------------------------------------------------------------------- execution
 
+
 @pytest.fixture(scope="session")
 def session_dir(tmp_path_factory) -> Path:
     """A folder every xdist worker of this session shares (the data cache, the kernel spec)."""
@@ -203,8 +214,7 @@ def kit_copy(tmp_path_factory) -> Path:
     """assignments/ and solutions/ copied, so that executing a notebook writes nothing into the repository."""
     copy = tmp_path_factory.mktemp("kit")
     for folder in ("assignments", "solutions"):
-        shutil.copytree(ROOT / folder, copy / folder,
-                        ignore=shutil.ignore_patterns("__pycache__", ".*", "*.pyc"))
+        shutil.copytree(ROOT / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__", ".*", "*.pyc"))
     return copy
 
 
@@ -244,13 +254,15 @@ def test_each_student_notebook_shows_its_reference_figure_below_the_cell_that_dr
         below = nb.cells[marked[0] + 1]
         assert below.cell_type == "markdown" and f"]({notebooks.figure_path(part)})" in below.source, part
         assert (ROOT / "assignments" / notebooks.figure_path(part)).is_file()
-        assert not any("](figures/" in c.source for c in nbformat.read(ROOT / "solutions" / f"{part}.ipynb",
-                                                                         as_version=4).cells)
+        assert not any(
+            "](figures/" in c.source for c in nbformat.read(ROOT / "solutions" / f"{part}.ipynb", as_version=4).cells
+        )
 
 
 def check_cells(nb, part: str) -> list[int]:
-    found = [i for i, cell in enumerate(nb.cells)
-             if cell.cell_type == "code" and f'grader.check("{part}")' in cell.source]
+    found = [
+        i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and f'grader.check("{part}")' in cell.source
+    ]
     assert found, f"no grader.check cell in {part}.ipynb"
     return found
 
@@ -271,9 +283,10 @@ def test_reference_notebook_runs_clean_and_passes_its_checks(part, kit_copy, ker
     drawn = notebooks.small_figure(notebooks.reference_figure(nb, part))
     assert len(drawn) <= notebooks.MAX_FIGURE_BYTES, f"{part}: the reference figure has {len(drawn)} bytes"
     committed = (ROOT / "assignments" / notebooks.figure_path(part)).read_bytes()
-    assert notebooks.stamp_of(committed) == notebooks.sources_digest(part), \
-        f"assignments/{notebooks.figure_path(part)} was drawn from other sources: run " \
+    assert notebooks.stamp_of(committed) == notebooks.sources_digest(part), (
+        f"assignments/{notebooks.figure_path(part)} was drawn from other sources: run "
         f"`python -m instructor notebooks --figures --part {part}`"
+    )
 
 
 @pytest.mark.parametrize("part", MODULES)
@@ -290,8 +303,11 @@ def test_stub_notebook_stops_cleanly_at_its_todos(part, kit_copy, kernel_env, ke
         assert error.ename in ("NotImplementedError", "NameError"), f"cell {i}: {error.ename}: {error.evalue}"
     first_cell, first = errors[0]
     assert first.ename == "NotImplementedError"
-    assert re.fullmatch(rf"NotImplementedError: Part {number} \({part}\): [\w.]+ is not implemented yet\. "
-                        rf"Write it in {part}\.py, then run this cell again\.", first.traceback[0]), first.traceback
+    assert re.fullmatch(
+        rf"NotImplementedError: Part {number} \({part}\): [\w.]+ is not implemented yet\. "
+        rf"Write it in {part}\.py, then run this cell again\.",
+        first.traceback[0],
+    ), first.traceback
 
     # The checks run before the first TODO and show the kit's lines: no public point, one line per unwritten TODO
     # naming the checks that wait for it (every public check waits for one), what the public checks cover, and
@@ -300,20 +316,26 @@ def test_stub_notebook_stops_cleanly_at_its_todos(part, kit_copy, kernel_env, ke
     assert checks[0] < first_cell
     entries = rubric.load()[part]
     public = {e.number for e in entries.values() if e.visibility == "public"}
-    full, out_of = sum(e.points for e in entries.values()), sum(e.points for e in entries.values()
-                                                                if e.visibility == "public")
+    full, out_of = (
+        sum(e.points for e in entries.values()),
+        sum(e.points for e in entries.values() if e.visibility == "public"),
+    )
     for i in checks:
         assert not any(o.output_type == "error" for o in nb.cells[i].outputs), f"grader.check cell {i} raised"
         shown = "".join(text_of(o) for o in nb.cells[i].outputs)
         lines = shown.strip().splitlines()
         assert lines[0] == f"{part} results: 0 of {out_of:g} points from the public checks", shown[:2000]
-        todos = [re.fullmatch(rf"    TODO [\w.]+ \({part}\.py:\d+\): \d+ checks? waits? for it \(([\d., ]+):.*",
-                              line) for line in lines[2:-2]]
+        todos = [
+            re.fullmatch(rf"    TODO [\w.]+ \({part}\.py:\d+\): \d+ checks? waits? for it \(([\d., ]+):.*", line)
+            for line in lines[2:-2]
+        ]
         assert all(todos), shown[:2000]
         waiting = {int(n.split(".")[1]) for t in todos for n in t.group(1).split(", ")}
         assert waiting == public, shown[:2000]
-        assert lines[-1] == (f"public checks: {out_of:g} of the grade's {full:g} points; {full - out_of:g} more from "
-                             "hidden and training checks after the deadline"), shown[:2000]
+        assert lines[-1] == (
+            f"public checks: {out_of:g} of the grade's {full:g} points; {full - out_of:g} more from "
+            "hidden and training checks after the deadline"
+        ), shown[:2000]
         assert "Error at line" not in shown and "Test case failed" not in shown, shown[:2000]
 
 
@@ -322,23 +344,37 @@ def test_setup_cell_reloads_the_module_and_only_shortens_todos(tmp_path, kernel_
     written while the kernel runs (picked up without a restart), and an unrelated error (full traceback)."""
     shutil.copy(ROOT / "assignments" / "bleu.py", tmp_path / "bleu.py")
     setup_cell = nbformat.read(ROOT / "assignments" / "bleu.ipynb", as_version=4).cells[2]
-    assert setup_cell.source == 'from shared.notebook import start; grader = start("bleu")'   # one line
+    assert setup_cell.source == 'from shared.notebook import start; grader = start("bleu")'  # one line
     solution = (ROOT / "solutions" / "bleu.py").read_text()
-    nb = nbformat.v4.new_notebook(cells=[setup_cell] + [nbformat.v4.new_code_cell(code) for code in (
-        "counts = bleu.ngram_counts(['a', 'red', 'a', 'red'], 2)",
-        "print(counts)",
-        f"from pathlib import Path\nPath('bleu.py').write_text({solution!r})",
-        "counts = bleu.ngram_counts(['a', 'red', 'a', 'red'], 2)\nprint(counts[('a', 'red')])",
-        "1 / 0",
-    )])
+    nb = nbformat.v4.new_notebook(
+        cells=[setup_cell]
+        + [
+            nbformat.v4.new_code_cell(code)
+            for code in (
+                "counts = bleu.ngram_counts(['a', 'red', 'a', 'red'], 2)",
+                "print(counts)",
+                f"from pathlib import Path\nPath('bleu.py').write_text({solution!r})",
+                "counts = bleu.ngram_counts(['a', 'red', 'a', 'red'], 2)\nprint(counts[('a', 'red')])",
+                "1 / 0",
+            )
+        ]
+    )
     path = tmp_path / "probe.ipynb"
     nbformat.write(nb, path)
     nb, _ = execute(path, kernel_env, kernel_specs)
     errors = [[o for o in cell.outputs if o.output_type == "error"] for cell in nb.cells]
     assert not errors[0] and not errors[3] and not errors[4], errors
-    assert [o.traceback for o in errors[1]] == [["NotImplementedError: Part 3 (bleu): ngram_counts is not "
-                                                 "implemented yet. Write it in bleu.py, then run this cell again."]]
-    assert [o.traceback for o in errors[2]] == [["NameError: name 'counts' is not defined: an earlier cell stopped "
-                                                 "at a TODO (Part 3 (bleu): ngram_counts is not implemented yet)."]]
+    assert [o.traceback for o in errors[1]] == [
+        [
+            "NotImplementedError: Part 3 (bleu): ngram_counts is not "
+            "implemented yet. Write it in bleu.py, then run this cell again."
+        ]
+    ]
+    assert [o.traceback for o in errors[2]] == [
+        [
+            "NameError: name 'counts' is not defined: an earlier cell stopped "
+            "at a TODO (Part 3 (bleu): ngram_counts is not implemented yet)."
+        ]
+    ]
     assert "".join(o.text for o in nb.cells[4].outputs if o.output_type == "stream").strip() == "2"
     assert errors[5][0].ename == "ZeroDivisionError" and len(errors[5][0].traceback) > 1

@@ -1,6 +1,7 @@
 """Progress while grading (autograder/public/progress.py): on a terminal a bar names the part, the running check and the
 training epoch and loss (sent by the worker between epochs); elsewhere one line per finished part; nothing in
 --json runs or in CI. Progress goes to stderr, so the results table on stdout is the same in every mode."""
+
 import fcntl
 import io
 import os
@@ -25,16 +26,22 @@ ROOT = Path(__file__).resolve().parents[1]
 def run_on_a_terminal(args: list[str], env: dict) -> tuple[str, str, int]:
     """(what the command wrote on its terminal (stderr, a pseudo-terminal), its stdout, its exit status)."""
     master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))   # a 160-column terminal
-    proc = subprocess.Popen([sys.executable, "-m", "autograder", *args], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=slave, cwd=ROOT, env=env)
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))  # a 160-column terminal
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "autograder", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        cwd=ROOT,
+        env=env,
+    )
     os.close(slave)
     seen = b""
     while True:
         if select.select([master], [], [], 1.0)[0]:
             try:
                 chunk = os.read(master, 65536)
-            except OSError:   # the terminal closed with the command
+            except OSError:  # the terminal closed with the command
                 break
             if not chunk:
                 break
@@ -52,8 +59,7 @@ def environment(**extra) -> dict:
 
 
 def test_a_terminal_shows_the_part_the_check_and_each_training_epoch(tmp_path):
-    terminal, stdout, status = run_on_a_terminal(["grade", str(ROOT / "solutions"), "--part", "lstm_a"],
-                                                 environment())
+    terminal, stdout, status = run_on_a_terminal(["grade", str(ROOT / "solutions"), "--part", "lstm_a"], environment())
     assert status == 0, terminal + stdout
     assert "[1/1] Part 6 lstm_a" in terminal
     assert re.search(r"6\.\d+ \w+ \(training\)", terminal), terminal[-2000:]
@@ -61,7 +67,7 @@ def test_a_terminal_shows_the_part_the_check_and_each_training_epoch(tmp_path):
     # the run ends at the threshold (autograder.grader.training.stops_at_threshold) or after its 8 epochs
     assert epochs and epochs == sorted(epochs) and epochs[-1] <= 8, terminal[-2000:]
     assert epochs[-1] < 8, "the reference reaches the threshold before its last epoch (benchmarks/epoch_scores.py)"
-    assert "Part 6 lstm_a" in stdout and "epoch" not in stdout    # the table on stdout, unchanged
+    assert "Part 6 lstm_a" in stdout and "epoch" not in stdout  # the table on stdout, unchanged
 
 
 def test_json_runs_and_ci_show_no_progress_and_a_log_gets_one_line_per_part(tmp_path):
@@ -70,21 +76,33 @@ def test_json_runs_and_ci_show_no_progress_and_a_log_gets_one_line_per_part(tmp_
     terminal, stdout, status = run_on_a_terminal(args + ["--json", str(tmp_path / "r.json")], environment())
     assert status == 0 and (tmp_path / "r.json").exists()
     assert terminal == "", terminal
-    ci = subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True, text=True, cwd=ROOT,
-                        env=environment(CI="true"))
+    ci = subprocess.run(
+        [sys.executable, "-m", "autograder", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=environment(CI="true"),
+    )
     assert ci.returncode == 0 and ci.stderr == "", ci.stderr
-    log = subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True, text=True, cwd=ROOT,
-                         env=environment())
+    log = subprocess.run(
+        [sys.executable, "-m", "autograder", *args], capture_output=True, text=True, cwd=ROOT, env=environment()
+    )
     assert log.returncode == 0
-    full = {part: f"{sum(e.points for e in checks.values() if e.visibility == 'public'):g}"
-            for part, checks in rubric.load().items()}
-    assert re.fullmatch(rf"\[1/2\] Part 2 decoding: {full['decoding']} / {full['decoding']} \(\d+ s\)\n"
-                        rf"\[2/2\] Part 3 bleu: {full['bleu']} / {full['bleu']} \(\d+ s\)\n",
-                        log.stderr), log.stderr
+    full = {
+        part: f"{sum(e.points for e in checks.values() if e.visibility == 'public'):g}"
+        for part, checks in rubric.load().items()
+    }
+    assert re.fullmatch(
+        rf"\[1/2\] Part 2 decoding: {full['decoding']} / {full['decoding']} \(\d+ s\)\n"
+        rf"\[2/2\] Part 3 bleu: {full['bleu']} / {full['bleu']} \(\d+ s\)\n",
+        log.stderr,
+    ), log.stderr
+
     def seconds_aside(table: str) -> str:
         return re.sub(r"\(\d+\.\d s\)", "(s)", table)
+
     assert seconds_aside(log.stdout) == seconds_aside(ci.stdout)
-    assert seconds_aside(stdout).startswith(seconds_aside(log.stdout))   # + "wrote r.json"
+    assert seconds_aside(stdout).startswith(seconds_aside(log.stdout))  # + "wrote r.json"
 
 
 def test_a_training_run_started_over_says_so_instead_of_counting_back():
@@ -108,17 +126,20 @@ def test_a_training_run_started_over_says_so_instead_of_counting_back():
     bar.end()
 
 
-@pytest.mark.parametrize("message", [
-    {"progress": {"epoch": 0, "epochs": 8, "loss": 1.0}},            # epochs count from 1
-    {"progress": {"epoch": 9, "epochs": 8, "loss": 1.0}},
-    {"progress": {"epoch": 1, "epochs": 10 ** 9, "loss": 1.0}},
-    {"progress": {"epoch": True, "epochs": 8, "loss": 1.0}},         # a bool is not an epoch
-    {"progress": {"epoch": 1.0, "epochs": 8, "loss": 1.0}},
-    {"progress": {"epoch": 1, "epochs": 8, "loss": "1.0\x1b[2J"}},   # nothing but numbers reaches the terminal
-    {"progress": {"epoch": 1, "epochs": 8, "loss": 1.0, "note": "x"}},
-    {"progress": {"epoch": 1, "epochs": 8, "loss": 1.0}, "ok": None},
-    {"progress": [1, 8, 1.0]},
-])
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"progress": {"epoch": 0, "epochs": 8, "loss": 1.0}},  # epochs count from 1
+        {"progress": {"epoch": 9, "epochs": 8, "loss": 1.0}},
+        {"progress": {"epoch": 1, "epochs": 10**9, "loss": 1.0}},
+        {"progress": {"epoch": True, "epochs": 8, "loss": 1.0}},  # a bool is not an epoch
+        {"progress": {"epoch": 1.0, "epochs": 8, "loss": 1.0}},
+        {"progress": {"epoch": 1, "epochs": 8, "loss": "1.0\x1b[2J"}},  # nothing but numbers reaches the terminal
+        {"progress": {"epoch": 1, "epochs": 8, "loss": 1.0, "note": "x"}},
+        {"progress": {"epoch": 1, "epochs": 8, "loss": 1.0}, "ok": None},
+        {"progress": [1, 8, 1.0]},
+    ],
+)
 def test_a_malformed_progress_message_is_refused(message):
     assert progress_of(message) is None
     assert progress_of({"progress": {"epoch": 1, "epochs": 8, "loss": 1.0}}) == (1, 8, 1.0)
@@ -152,9 +173,10 @@ def forging_worker(tmp_path):
 
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "bleu.py").write_text(FORGING_MODULE)
-    worker = Worker("bleu", tmp_path / "sub", tmp_path / "scratch", copy_runtime(tmp_path / "runtime"),
-                    SEPARATE_PROCESS)
-    worker.reach = None   # the module imports the worker's protocol on purpose; the source scan that refuses such a
+    worker = Worker(
+        "bleu", tmp_path / "sub", tmp_path / "scratch", copy_runtime(tmp_path / "runtime"), SEPARATE_PROCESS
+    )
+    worker.reach = None  # the module imports the worker's protocol on purpose; the source scan that refuses such a
     # module (A55) is tested in tests/hostile/test_banned_ops.py, not here
     yield worker
     worker.close()
@@ -170,6 +192,7 @@ def test_each_judged_epoch_is_answered_once_and_in_order(forging_worker):
     def evaluate(epoch, epochs, tokens):
         judged.append((epoch, epochs, tuple(tokens.shape)))
         return epoch >= 2
+
     result = forging_worker.call("bleu.ngram_counts", evaluate=evaluate, tokens=["1", "2", "5"], n=1)
     assert answers(result) == {"epoch 1": 0, "epoch 2": 1, "epoch 5": 1}
     assert judged == [(1, 8, (4, 3)), (2, 8, (4, 3)), (5, 8, (4, 3))]
@@ -183,9 +206,10 @@ def test_an_epoch_judged_again_or_out_of_order_kills_the_worker(forging_worker, 
 
     judged = []
     with pytest.raises(WorkerDied, match="sent a malformed progress message"):
-        forging_worker.call("bleu.ngram_counts", evaluate=lambda *args: judged.append(args[0]) or True,
-                            tokens=epochs, n=1)
-    assert judged == [int(epochs[0])]   # one bit learnt, no more
+        forging_worker.call(
+            "bleu.ngram_counts", evaluate=lambda *args: judged.append(args[0]) or True, tokens=epochs, n=1
+        )
+    assert judged == [int(epochs[0])]  # one bit learnt, no more
 
 
 def test_captions_sent_for_judging_must_be_token_tensors():
@@ -195,11 +219,20 @@ def test_captions_sent_for_judging_must_be_token_tensors():
 
     def message(tokens):
         return {"progress": {"epoch": 1, "epochs": 8, "loss": 1.0, "tokens": tokens}}
+
     good = torch.zeros(400, 12, dtype=torch.long)
     assert judged_tokens(message(good)) is good
     assert judged_tokens(message({"factual": good, "romantic": good})) == {"factual": good, "romantic": good}
     assert judged_tokens({"progress": {"epoch": 1, "epochs": 8, "loss": 1.0}}) is None
-    for bad in (good.float(), good[0], good.tolist(), torch.zeros(400, 10 ** 4, dtype=torch.long), {},
-                {1: good}, {"factual": good.float()}, {str(i): good for i in range(9)}):
+    for bad in (
+        good.float(),
+        good[0],
+        good.tolist(),
+        torch.zeros(400, 10**4, dtype=torch.long),
+        {},
+        {1: good},
+        {"factual": good.float()},
+        {str(i): good for i in range(9)},
+    ):
         assert judged_tokens(message(bad)) is MALFORMED
     assert progress_of(message(good)) == (1, 8, 1.0)

@@ -1,6 +1,7 @@
 """The messages between grader and worker (autograder/worker/protocol.py): what `encode` writes, `decode` reads back
 as torch's own round trip (`torch.save`, then a weights-only `torch.load`) would; and what a worker's code could
 forge instead is refused before anything of it runs, allocates beyond the message or reads beyond a storage."""
+
 from __future__ import annotations
 
 import io
@@ -44,14 +45,19 @@ def tensors(draw):
     return tensor
 
 
-plain = st.one_of(st.none(), st.booleans(), st.integers(-2 ** 70, 2 ** 70), st.floats(allow_nan=True),
-                  st.text(max_size=8))
+plain = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=True), st.text(max_size=8)
+)
 messages = st.recursive(
     st.one_of(plain, tensors()),
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.tuples(inner, inner),
-                            st.dictionaries(st.text(max_size=4), inner, max_size=4),
-                            st.dictionaries(st.text(max_size=4), inner, max_size=3).map(OrderedDict)),
-    max_leaves=12)
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.tuples(inner, inner),
+        st.dictionaries(st.text(max_size=4), inner, max_size=4),
+        st.dictionaries(st.text(max_size=4), inner, max_size=3).map(OrderedDict),
+    ),
+    max_leaves=12,
+)
 
 
 def torch_round_trip(obj):
@@ -62,8 +68,18 @@ def torch_round_trip(obj):
 
 def tensor_facts(t: torch.Tensor) -> tuple:
     """What a tensor's arrival must keep: dtype, size, stride, offset, storage size, requires_grad, and its bytes."""
-    return (t.dtype, tuple(t.shape), t.stride(), t.storage_offset(), t.untyped_storage().nbytes(), t.requires_grad,
-            t.detach().contiguous().reshape(-1).view(torch.uint8).tolist() if t.numel() else [])
+    return (
+        t.dtype,
+        tuple(t.shape),
+        t.stride(),
+        t.storage_offset(),
+        t.untyped_storage().nbytes(),
+        t.requires_grad,
+        # A fresh tensor's strides: a one-element tensor counts as contiguous with any stride, which view() refuses.
+        torch.empty(t.shape, dtype=t.dtype).copy_(t.detach()).reshape(-1).view(torch.uint8).tolist()
+        if t.numel()
+        else [],
+    )
 
 
 def differences(ours, theirs, where="message") -> list[str]:
@@ -72,8 +88,11 @@ def differences(ours, theirs, where="message") -> list[str]:
     if type(ours) is not type(theirs):
         return [f"{where}: {type(ours).__name__} vs {type(theirs).__name__}"]
     if isinstance(ours, torch.Tensor):
-        return [] if tensor_facts(ours) == tensor_facts(theirs) else \
-            [f"{where}: {tensor_facts(ours)[:6]} vs {tensor_facts(theirs)[:6]}"]
+        return (
+            []
+            if tensor_facts(ours) == tensor_facts(theirs)
+            else [f"{where}: {tensor_facts(ours)[:6]} vs {tensor_facts(theirs)[:6]}"]
+        )
     if isinstance(ours, dict):
         if list(ours) != list(theirs):
             return [f"{where}: keys {list(ours)} vs {list(theirs)}"]
@@ -82,23 +101,23 @@ def differences(ours, theirs, where="message") -> list[str]:
         if len(ours) != len(theirs):
             return [f"{where}: {len(ours)} items vs {len(theirs)}"]
         return [d for i, (a, b) in enumerate(zip(ours, theirs)) for d in differences(a, b, f"{where}[{i}]")]
-    same = ours == theirs or (ours != ours and theirs != theirs)   # NaN
+    same = ours == theirs or (ours != ours and theirs != theirs)  # NaN
     return [] if same else [f"{where}: {ours!r} vs {theirs!r}"]
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(messages)
 def test_a_message_arrives_as_torch_s_own_round_trip_would_deliver_it(message):
-    assert differences(decode(encode(message)[protocol.HEADER.size:]), torch_round_trip(message)) == []
+    assert differences(decode(encode(message)[protocol.HEADER.size :]), torch_round_trip(message)) == []
 
 
 def test_views_of_one_storage_arrive_sharing_it():
     """1,000 views of one 1 MB storage: the message carries the storage once, and its reader holds it once."""
     big = torch.arange(256 * 1024, dtype=torch.float32)
-    views = [big[i:i + 10] for i in range(0, 10_000, 10)]
+    views = [big[i : i + 10] for i in range(0, 10_000, 10)]
     message = encode({"ok": views})
     assert len(message) < 1.1 * big.untyped_storage().nbytes()
-    arrived = decode(message[protocol.HEADER.size:])["ok"]
+    arrived = decode(message[protocol.HEADER.size :])["ok"]
     assert len({v.untyped_storage().data_ptr() for v in arrived}) == 1
     assert all(torch.equal(a, v) for a, v in zip(arrived, views))
 
@@ -108,7 +127,7 @@ def test_a_zero_stride_view_arrives_as_one_and_the_grader_refuses_it():
     expanded = torch.zeros(1, dtype=torch.long).expand(100_000, 10_000)
     message = encode({"ok": expanded})
     assert len(message) < 4096
-    arrived = decode(message[protocol.HEADER.size:])["ok"]
+    arrived = decode(message[protocol.HEADER.size :])["ok"]
     assert arrived.stride() == (0, 0) and arrived.untyped_storage().nbytes() == 8
     assert not is_plain(arrived)
 
@@ -119,6 +138,7 @@ def test_tensors_a_message_cannot_carry_are_named():
     with pytest.raises(TypeError, match="sparse_coo"):
         encode({"ok": sparse})
     from autograder.worker.main import sanitize
+
     assert sanitize([sparse, torch.ones(2)])[0] == {"__unsupported__": "a sparse_coo tensor"}
 
 
@@ -135,11 +155,12 @@ class Liar(torch.Tensor):
 def test_a_tensor_subclass_arrives_as_a_plain_tensor():
     liar = torch.zeros(3).as_subclass(Liar)
     assert torch.equal(liar, torch.ones(3)), "the lie does not work: this test would not notice it crossing"
-    arrived = decode(encode({"ok": (liar,)})[protocol.HEADER.size:])["ok"][0]
+    arrived = decode(encode({"ok": (liar,)})[protocol.HEADER.size :])["ok"][0]
     assert type(arrived) is torch.Tensor and not torch.equal(arrived, torch.ones(3))
 
 
 # -- what a worker's code could forge instead ---------------------------------------------------------------------
+
 
 def forged(rows=(), storages=(), structure=None, outer=None) -> bytes:
     """A message written by hand: the outer tuple, with `structure` pickled as given (an object or raw bytes)."""
@@ -158,17 +179,21 @@ class RunsCode:
 
     def __reduce__(self):
         import os
+
         return os.system, (f"touch {self.marker}",)
 
 
 def test_a_message_that_would_run_code_is_refused_and_runs_nothing(tmp_path):
     marker = tmp_path / "ran"
     attack = RunsCode(marker)
-    pickle.loads(pickle.dumps(attack))   # the attack, read by a reader that allows every global: it runs
+    pickle.loads(pickle.dumps(attack))  # the attack, read by a reader that allows every global: it runs
     assert marker.exists()
     marker.unlink()
-    for message in (forged(structure={"ok": attack}), forged(outer=pickle.dumps(attack)),
-                    forged(rows=[attack], structure={"ok": 1})):
+    for message in (
+        forged(structure={"ok": attack}),
+        forged(outer=pickle.dumps(attack)),
+        forged(rows=[attack], structure={"ok": 1}),
+    ):
         with pytest.raises(MalformedMessage):
             decode(message)
     assert not marker.exists()
@@ -178,8 +203,8 @@ def build_on_a_tensor() -> bytes:
     """A structure that sets the state of the tensor TensorRef(0) stands for (pickle's BUILD opcode) to the legacy
     Variable state `(data, ...)`, with TensorRef(1)'s tensor as data: Tensor.__setstate__ would swap the first tensor's
     data for the second's, were the tensors there while the pickle is read."""
-    first = pickle.dumps(TensorRef(0), protocol=2)[:-1]                                         # without STOP
-    state = pickle.dumps((TensorRef(1), None, None, False, OrderedDict()), protocol=2)[2:-1]   # without PROTO, STOP
+    first = pickle.dumps(TensorRef(0), protocol=2)[:-1]  # without STOP
+    state = pickle.dumps((TensorRef(1), None, None, False, OrderedDict()), protocol=2)[2:-1]  # without PROTO, STOP
     return first + state + pickle.BUILD + pickle.STOP
 
 
@@ -194,32 +219,36 @@ def test_a_pickle_cannot_set_the_state_of_a_tensor():
         def __new__(cls, index):
             return tensors[index]
 
-    class TensorsInPlace(pickle.Unpickler):   # a reader that made the tensors while it read the structure
+    class TensorsInPlace(pickle.Unpickler):  # a reader that made the tensors while it read the structure
         def find_class(self, module, name):
             allowed = {**protocol._PLAIN_GLOBALS, **protocol.torch_globals()}
             return InPlace if name == "TensorRef" else allowed[module, name]
+
     swapped = TensorsInPlace(io.BytesIO(structure)).load()
     assert swapped.tolist() == [3.0, 4.0], "the attack does not work: this test would not notice such a reader"
     with pytest.raises(MalformedMessage):
         decode(forged(rows=rows, storages=[storage], structure=structure))
 
 
-@pytest.mark.parametrize("row, why", [
-    (("float32", (5,), (1,), 0, False, 0), "one element more than its storage holds"),
-    (("float32", (1,), (1,), 4, False, 0), "an offset at the storage's end"),
-    (("float32", (2, 2), (3, 1), 0, False, 0), "a stride that reaches past the end"),
-    (("float32", (2,), (2 ** 62,), 0, False, 0), "a stride no storage has"),
-    (("float64", (3,), (1,), 0, False, 0), "a wider dtype than the storage allows"),
-    (("float32", (4,), (1,), 0, False, 1), "a storage the message does not have"),
-    (("float33", (4,), (1,), 0, False, 0), "an unknown dtype"),
-    (("int64", (2,), (1,), 0, True, 0), "an integer tensor that requires gradients"),
-    (("float32", (4,), (-1,), 3, False, 0), "a negative stride"),
-    (("float32", [4], [1], 0, False, 0), "a size that is a list"),
-    (("float32", (True,), (1,), 0, False, 0), "a size that is a bool"),
-    (("float32", (4,), (1,), 0, False), "a row of five fields"),
-])
+@pytest.mark.parametrize(
+    "row, why",
+    [
+        (("float32", (5,), (1,), 0, False, 0), "one element more than its storage holds"),
+        (("float32", (1,), (1,), 4, False, 0), "an offset at the storage's end"),
+        (("float32", (2, 2), (3, 1), 0, False, 0), "a stride that reaches past the end"),
+        (("float32", (2,), (2**62,), 0, False, 0), "a stride no storage has"),
+        (("float64", (3,), (1,), 0, False, 0), "a wider dtype than the storage allows"),
+        (("float32", (4,), (1,), 0, False, 1), "a storage the message does not have"),
+        (("float33", (4,), (1,), 0, False, 0), "an unknown dtype"),
+        (("int64", (2,), (1,), 0, True, 0), "an integer tensor that requires gradients"),
+        (("float32", (4,), (-1,), 3, False, 0), "a negative stride"),
+        (("float32", [4], [1], 0, False, 0), "a size that is a list"),
+        (("float32", (True,), (1,), 0, False, 0), "a size that is a bool"),
+        (("float32", (4,), (1,), 0, False), "a row of five fields"),
+    ],
+)
 def test_a_tensor_row_that_reaches_outside_its_storage_or_lies_is_refused(row, why):
-    storage = torch.arange(4, dtype=torch.float32).numpy().tobytes()   # 16 bytes
+    storage = torch.arange(4, dtype=torch.float32).numpy().tobytes()  # 16 bytes
     with pytest.raises(MalformedMessage):
         decode(forged(rows=[row], storages=[storage], structure={"ok": TensorRef(0)}))
 
@@ -239,11 +268,14 @@ def test_the_bounds_check_is_the_decoder_s_own():
         protocol._tensor(("float32", (2,), (1,), 100, False, 0), [torch.zeros(4, dtype=torch.uint8)])
 
 
-@pytest.mark.parametrize("structure", [
-    {"ok": TensorRef(3)},                      # a reference outside the table
-    pickle.dumps({"ok": 1}, protocol=5)[:-3],  # cut short
-    b"not a pickle",
-])
+@pytest.mark.parametrize(
+    "structure",
+    [
+        {"ok": TensorRef(3)},  # a reference outside the table
+        pickle.dumps({"ok": 1}, protocol=5)[:-3],  # cut short
+        b"not a pickle",
+    ],
+)
 def test_references_outside_the_table_and_broken_structures_are_refused(structure):
     with pytest.raises(MalformedMessage):
         decode(forged(rows=[], storages=[], structure=structure))
@@ -251,8 +283,13 @@ def test_references_outside_the_table_and_broken_structures_are_refused(structur
 
 def test_deep_nesting_is_refused_and_cycles_are_read():
     # 10,000 lists, each in the next: EMPTY_LIST 10,000 times, the reference, APPEND 10,000 times
-    deep = b"\x80\x02" + pickle.EMPTY_LIST * 10_000 + pickle.dumps(TensorRef(0), protocol=2)[2:-1] + \
-        pickle.APPEND * 10_000 + pickle.STOP
+    deep = (
+        b"\x80\x02"
+        + pickle.EMPTY_LIST * 10_000
+        + pickle.dumps(TensorRef(0), protocol=2)[2:-1]
+        + pickle.APPEND * 10_000
+        + pickle.STOP
+    )
     storage = torch.zeros(1).numpy().tobytes()
     with pytest.raises(MalformedMessage, match="nested"):
         decode(forged(rows=[("float32", (1,), (1,), 0, False, 0)], storages=[storage], structure=deep))
@@ -262,12 +299,15 @@ def test_deep_nesting_is_refused_and_cycles_are_read():
     assert isinstance(arrived[0], torch.Tensor) and arrived[1] is arrived
 
 
-@pytest.mark.parametrize("outer", [
-    ("another-format", [], [], pickle.dumps(1)),
-    (FORMAT, [], ["not bytes"], pickle.dumps(1)),
-    (FORMAT, (), [], pickle.dumps(1)),
-    [FORMAT, [], [], pickle.dumps(1)],
-])
+@pytest.mark.parametrize(
+    "outer",
+    [
+        ("another-format", [], [], pickle.dumps(1)),
+        (FORMAT, [], ["not bytes"], pickle.dumps(1)),
+        (FORMAT, (), [], pickle.dumps(1)),
+        [FORMAT, [], [], pickle.dumps(1)],
+    ],
+)
 def test_an_outer_tuple_of_another_shape_is_refused(outer):
     with pytest.raises(MalformedMessage):
         decode(pickle.dumps(outer, protocol=5))
@@ -294,6 +334,7 @@ def test_plain_data_crosses_without_importing_torch():
 
 # -- a reply, read under its budget (the grading process: autograder.public.client) ------------------------------
 
+
 def budgeted(structure: bytes | object, rows=(), storages=()):
     return decode(forged(rows=rows, storages=storages, structure=structure), protocol.REPLY)
 
@@ -301,7 +342,7 @@ def budgeted(structure: bytes | object, rows=(), storages=()):
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(messages)
 def test_a_reply_read_under_its_budget_arrives_as_any_message_does(message):
-    payload = encode(message)[protocol.HEADER.size:]
+    payload = encode(message)[protocol.HEADER.size :]
     assert differences(decode(payload, protocol.REPLY), decode(payload)) == []
 
 
@@ -320,7 +361,7 @@ def dict_keyed_by_a_shared_tuple(levels: int) -> bytes:
     shared = ()
     for _ in range(levels):
         shared = (shared, shared)
-    key = pickle.dumps(shared, protocol=2)[2:-1]        # without PROTO and STOP
+    key = pickle.dumps(shared, protocol=2)[2:-1]  # without PROTO and STOP
     return b"\x80\x02}X\x02\x00\x00\x00ok}" + key + b"K\x01ss."
 
 
@@ -328,7 +369,7 @@ def test_a_reply_that_unfolds_is_refused_at_once():
     """docs/security.md A50: 8 ** 19 numbers in 400 bytes, and a dict key that pickle's C reader would hash as 2 ** 60
     tuples. The message reader of any other message reads them (the tuple key: hashing 2 ** 22 of them already takes
     a measurable time), the reply reader refuses them before it builds anything of their size."""
-    graph = encode({"ok": unfolding(19, 8)})[protocol.HEADER.size:]
+    graph = encode({"ok": unfolding(19, 8)})[protocol.HEADER.size :]
     assert len(graph) < 500
     with pytest.raises(protocol.OverBudget, match="two places"):
         decode(graph, protocol.REPLY)
@@ -350,30 +391,33 @@ def test_a_reply_past_its_values_depth_or_data_is_refused():
             deep = [deep]
         budgeted({"ok": deep})
     # One string of 1 MiB in 100 places: 100 MiB for whatever walks the reply, in a message of 1 MiB.
-    big = "x" * 2 ** 20
+    big = "x" * 2**20
     with pytest.raises(protocol.OverBudget, match="MiB of data"):
         budgeted({"ok": [big] * 100})
     # Storages listed twice: each storage is read once, as written.
-    storage = torch.zeros(2 ** 18).numpy().tobytes()
+    storage = torch.zeros(2**18).numpy().tobytes()
     with pytest.raises(protocol.OverBudget, match="storages"):
         decode(pickle.dumps((FORMAT, [], [storage] * 100, pickle.dumps({"ok": 1})), protocol=5), protocol.REPLY)
 
 
-@pytest.mark.parametrize("structure, why", [
-    (b"\x80\x02}X\x02\x00\x00\x00ok(]2ls.", "DUP: one list in two places"),
-    (pickle.dumps(OrderedDict(a=1), protocol=2)[:-1] + b"}b.", "BUILD: attributes set on an OrderedDict"),
-    (pickle.dumps({"ok": {1, 2}}, protocol=5), "a set (no reply holds one)"),
-    (pickle.dumps({"ok": 3}, protocol=0), "protocol 0's text opcodes"),
-])
+@pytest.mark.parametrize(
+    "structure, why",
+    [
+        (b"\x80\x02}X\x02\x00\x00\x00ok(]2ls.", "DUP: one list in two places"),
+        (pickle.dumps(OrderedDict(a=1), protocol=2)[:-1] + b"}b.", "BUILD: attributes set on an OrderedDict"),
+        (pickle.dumps({"ok": {1, 2}}, protocol=5), "a set (no reply holds one)"),
+        (pickle.dumps({"ok": 3}, protocol=0), "protocol 0's text opcodes"),
+    ],
+)
 def test_a_reply_may_use_only_the_opcodes_encode_writes(structure, why):
-    decode(forged(structure=structure))   # the reader of any other message reads it
+    decode(forged(structure=structure))  # the reader of any other message reads it
     with pytest.raises(MalformedMessage):
         budgeted(structure)
 
 
 def test_a_reply_is_read_within_its_deadline():
     """Past the deadline the reader stops (ChannelTimeout), whatever is left to read."""
-    payload = encode({"ok": [str(i) for i in range(200_000)]})[protocol.HEADER.size:]
+    payload = encode({"ok": [str(i) for i in range(200_000)]})[protocol.HEADER.size :]
     with pytest.raises(protocol.ChannelTimeout):
         decode(payload, protocol.REPLY, deadline=time.monotonic())
     assert len(decode(payload, protocol.REPLY, deadline=time.monotonic() + 600)["ok"]) == 200_000

@@ -1,4 +1,5 @@
 """Reference checks for Part 5 (solutions/reinforce.py): the score-function estimator and hard attention."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,8 +9,15 @@ import torch.nn.functional as F
 from shared.training import train
 from shared.vocab import END, PAD, START, VOCAB_SIZE
 from solutions.attention import AttnCaptioner
-from solutions.reinforce import (HardAttentionDecoder, HardAttentionLoss, hard_forward, optimal_baseline,
-                                 reinforce_loss, sample_location, update_baseline)
+from solutions.reinforce import (
+    HardAttentionDecoder,
+    HardAttentionLoss,
+    hard_forward,
+    optimal_baseline,
+    reinforce_loss,
+    sample_location,
+    update_baseline,
+)
 
 
 def _six_locations():
@@ -33,18 +41,20 @@ def _per_sample_gradients(theta, f, baseline, n, seed):
 def test_reinforce_is_unbiased_and_the_baseline_cuts_variance():
     theta, f = _six_locations()
     p = torch.softmax(theta, 0)
-    exact = p * (f - (p * f).sum())                          # grad of sum_s p(s) f(s), by enumeration
+    exact = p * (f - (p * f).sum())  # grad of sum_s p(s) f(s), by enumeration
     b_mean = (p * f).sum().item()
     raw, index_raw = _per_sample_gradients(theta, f, 0.0, 20000, seed=0)
     based, index_based = _per_sample_gradients(theta, f, b_mean, 20000, seed=0)
     assert torch.equal(index_raw, index_based)
+
     def rel(est):
         return ((est.mean(0) - exact).norm() / exact.norm()).item()
+
     assert rel(based) < 0.05
-    assert rel(raw) < 0.35                                   # unbiased but noisy (about 0.1 in the lecture)
+    assert rel(raw) < 0.35  # unbiased but noisy (about 0.1 in the lecture)
     # the same samples, with and without the baseline: same mean in expectation (E[grad log p] = 0) ...
     score = F.one_hot(index_raw, 6).double() - p
-    assert (score.mean(0).norm() < 0.02)
+    assert score.mean(0).norm() < 0.02
     torch.testing.assert_close(raw - based, b_mean * score)
     # ... and far less variance
     assert based.var(0).sum() < 0.2 * raw.var(0).sum()
@@ -72,10 +82,13 @@ def test_optimal_baseline_closed_form_and_minimum():
     b_opt = optimal_baseline(f[index], score_sq)
     assert isinstance(b_opt, float)
     assert abs(b_opt - ((f[index] * score_sq).mean() / score_sq.mean()).item()) < 1e-12
+
     def second_moment(b):
         return (((f[index] - b) ** 2) * score_sq).mean().item()
-    assert second_moment(b_opt) <= min(second_moment(b_opt - 0.1), second_moment(b_opt + 0.1),
-                                       second_moment((p * f).sum().item()))
+
+    assert second_moment(b_opt) <= min(
+        second_moment(b_opt - 0.1), second_moment(b_opt + 0.1), second_moment((p * f).sum().item())
+    )
 
 
 def test_update_baseline():
@@ -97,7 +110,7 @@ def test_sample_location_frequencies_and_determinism():
     assert counts[5] == 0
     expected = n * w[:5].double()
     chi2 = (((counts[:5] - expected) ** 2) / expected).sum().item()
-    assert chi2 < 25.0                                       # 4 degrees of freedom: p about 5e-5
+    assert chi2 < 25.0  # 4 degrees of freedom: p about 5e-5
     torch.testing.assert_close(log_prob, w[index].log())
     log_prob.sum().backward()
     torch.testing.assert_close(weights.grad[torch.arange(n), index], 1 / w[index])
@@ -127,9 +140,10 @@ def test_hard_forward_shapes_mix_and_determinism():
     assert torch.equal(logits, again[0]) and torch.equal(log_probs, again[2])
     soft_logits, soft_weights = model(features, captions)
     mixed = hard_forward(model, features, captions, torch.Generator().manual_seed(3), mix=1.0)
-    torch.testing.assert_close(mixed[0], soft_logits)        # always the expected context: soft attention
-    assert not torch.allclose(hard_forward(model, features, captions, torch.Generator().manual_seed(3), mix=0.0)[0],
-                              soft_logits)
+    torch.testing.assert_close(mixed[0], soft_logits)  # always the expected context: soft attention
+    assert not torch.allclose(
+        hard_forward(model, features, captions, torch.Generator().manual_seed(3), mix=0.0)[0], soft_logits
+    )
 
 
 def test_hard_training_is_deterministic_and_decodes():

@@ -1,6 +1,7 @@
 """The hard-attention recipe's measured settings (docs/thresholds.md, "A hard-attention setting that needs
 REINFORCE"): `mix` and `lam` reach the student's HardAttentionLoss, `blind_start` zeroes the model's initial h and c,
 `centre` takes each grid's mean annotation away; without them the recipe trains as the graded check does."""
+
 from types import SimpleNamespace
 
 import pytest
@@ -36,16 +37,18 @@ def seen(monkeypatch):
     class Decoder(solutions.reinforce.HardAttentionDecoder):
         def init_state(self, features):
             state = super().init_state(features)
-            if features.shape[0]:   # not the report's (empty with shown=0)
+            if features.shape[0]:  # not the report's (empty with shown=0)
                 record["states"].append(state)
             return state
+
     record["student"] = SimpleNamespace(HardAttentionLoss=Loss, HardAttentionDecoder=Decoder)
     return record
 
 
 def train(split: str, student, **setting) -> dict:
-    return reinforce_recipes.train_and_decode(student, data=split, epochs=1, batch_size=16, lr=3e-3, seed=0, shown=0,
-                                              **setting)
+    return reinforce_recipes.train_and_decode(
+        student, data=split, epochs=1, batch_size=16, lr=3e-3, seed=0, shown=0, **setting
+    )
 
 
 def test_without_settings_the_loss_keeps_its_defaults_and_the_state_knows_the_image(split, seen):

@@ -1,6 +1,7 @@
 """A reply check: a second check graded on the same training run's reply (autograder/grader/training/,
 ReplyCheck), here Part 1's trained retrieval. Without training: a small split of generated scenes stands in for the
 hidden retrieval split, and hand-made score matrices stand in for what a worker returns."""
+
 from __future__ import annotations
 
 import re
@@ -51,9 +52,12 @@ def test_distinct_scenes_leave_each_caption_one_image_it_describes():
         others = [b for b in kept if b != a]
         assert not any(scenes.targets[a] in scenes.references[b] for b in others)
     dropped = sorted(set(range(400)) - set(kept))
-    for k in dropped:   # each dropped scene shares a caption with a scene kept before it
-        assert any(scenes.targets[k] in scenes.references[j] or scenes.targets[j] in scenes.references[k]
-                   for j in kept if j < k)
+    for k in dropped:  # each dropped scene shares a caption with a scene kept before it
+        assert any(
+            scenes.targets[k] in scenes.references[j] or scenes.targets[j] in scenes.references[k]
+            for j in kept
+            if j < k
+        )
 
 
 def test_the_captions_are_sent_in_an_order_only_the_grader_knows(ctx):
@@ -65,28 +69,31 @@ def test_the_captions_are_sent_in_an_order_only_the_grader_knows(ctx):
     kept = distinct_scenes(split.scenes.targets, split.scenes.references)
     assert torch.equal(retrieval.captions, split.scenes.tokens[kept][retrieval.order])
     assert torch.equal(retrieval.features, split.grids[kept])
-    assert torch.equal(hidden_retrieval_set(ctx).order, retrieval.order)   # the same in every run: deterministic grades
+    assert torch.equal(hidden_retrieval_set(ctx).order, retrieval.order)  # the same in every run: deterministic grades
 
 
 def test_recall_is_computed_in_scene_order(ctx):
     n = len(hidden_retrieval_set(ctx).order)
     right = -torch.rand(n, n, generator=torch.Generator().manual_seed(1), dtype=torch.float64) - 1
-    right.fill_diagonal_(0.0)   # each caption's own image scores best
+    right.fill_diagonal_(0.0)  # each caption's own image scores best
     assert trained_recall_at_1(sent(right, ctx), ctx) == 1.0
     one_wrong = right.clone()
-    one_wrong[1, 0] = 0.0   # a tie with the true image counts against it
+    one_wrong[1, 0] = 0.0  # a tie with the true image counts against it
     assert trained_recall_at_1(sent(one_wrong, ctx), ctx) == pytest.approx(1 - 1 / n)
     # A worker that ignores the model: a diagonal in the order it sees, or the scores transposed.
     assert trained_recall_at_1({"retrieval": {"scores": torch.eye(n)}}, ctx) < 0.05
     assert trained_recall_at_1({"retrieval": {"scores": sent(right, ctx)["retrieval"]["scores"].T}}, ctx) < 0.05
 
 
-@pytest.mark.parametrize("scores, says", [
-    (None, "expected a floating (images, captions) tensor, got NoneType"),
-    (torch.zeros(3, 3, dtype=torch.long), "got torch.int64 of shape (3, 3)"),
-    (torch.zeros(3, 4), "expected one row per image and one column per caption"),
-    ("nan", "not finite"),
-])
+@pytest.mark.parametrize(
+    "scores, says",
+    [
+        (None, "expected a floating (images, captions) tensor, got NoneType"),
+        (torch.zeros(3, 3, dtype=torch.long), "got torch.int64 of shape (3, 3)"),
+        (torch.zeros(3, 4), "expected one row per image and one column per caption"),
+        ("nan", "not finite"),
+    ],
+)
 def test_a_malformed_reply_fails_naming_what_is_wrong(ctx, scores, says):
     if isinstance(scores, str):
         n = len(hidden_retrieval_set(ctx).order)
@@ -126,7 +133,7 @@ def test_the_reply_check_judges_the_run_its_training_check_kept(ctx):
     with pytest.raises(CheckFailed, match="no trained model to score"):
         RETRIEVAL.judge_kept(None, SPEC, ctx)
     ended = TimeoutError("the training run exceeded its time budget")
-    with pytest.raises(TimeoutError) as raised:   # a run that ended without a reply: failed as the training check
+    with pytest.raises(TimeoutError) as raised:  # a run that ended without a reply: failed as the training check
         RETRIEVAL.judge_kept(ended, SPEC, ctx)
     assert raised.value is ended
 
@@ -134,7 +141,7 @@ def test_the_reply_check_judges_the_run_its_training_check_kept(ctx):
 def test_a_kept_reply_does_not_outlive_its_grading_run(ctx):
     ctx.keep_reply("show_and_tell", TrainedRun({}, passed=True))
     assert ctx.kept_reply("show_and_tell") is not None
-    ctx.take_artifacts()   # engine.grade, at the start and the end of every run
+    ctx.take_artifacts()  # engine.grade, at the start and the end of every run
     assert ctx.kept_reply("show_and_tell") is None
 
 
@@ -155,20 +162,22 @@ def test_the_recipe_reports_a_slow_or_unwritten_scorer_instead_of_failing_the_ru
     with torch.no_grad():
         assert torch.equal(got["scores"], reference.retrieval_scores(model, features, captions))
 
-    class Counting:   # the recipe bounds the pairs per call (a grade's peak memory), through the contract's argument
+    class Counting:  # the recipe bounds the pairs per call (a grade's peak memory), through the contract's argument
         sizes = []
 
         @staticmethod
         def retrieval_scores(model, features, captions, batch_size=4096):
             Counting.sizes.append(batch_size)
             return reference.retrieval_scores(model, features, captions, batch_size)
+
     retrieval_of(Counting, model, str(path), seconds=60)
     assert Counting.sizes == [RETRIEVAL_BATCH]
-    slow = retrieval_of(reference, model, str(path), seconds=0)   # past its time at the first call of the model
+    slow = retrieval_of(reference, model, str(path), seconds=0)  # past its time at the first call of the model
     assert slow["raised"] == "TimeoutError" and "one pair per call" in slow["message"]
 
     class Unwritten:
         @staticmethod
         def retrieval_scores(model, features, captions, batch_size=4096):
             raise NotImplementedError("Part 1 (show_and_tell): retrieval_scores")
+
     assert retrieval_of(Unwritten, model, str(path), seconds=60)["raised"] == "NotImplementedError"

@@ -3,6 +3,7 @@ student strings escaped; self-contained and small; figures that render in a head
 hostile training run still gives a report. Most tests build a GradeReport from the checks' own keep helpers
 on scenes drawn here (fast); one renders the report of the full reference grade (the session-scoped fixture
 reference_report, tests/conftest.py) in headless Chromium."""
+
 from __future__ import annotations
 
 import json
@@ -16,12 +17,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from autograder.grader import rubric as rubric_mod
 from autograder.grader import batch, sample
-from autograder.grader.intake import Submission
+from autograder.grader import rubric as rubric_mod
 from autograder.grader.checks import all_checks
 from autograder.grader.context import GradingContext, hidden_seed
 from autograder.grader.engine import CheckResult, GradeReport
+from autograder.grader.intake import Submission
 from autograder.grader.report import reference as reference_curves
 from autograder.grader.report.html import render_report, write_report
 from autograder.grader.training import SHOWN, SPECS, keep_attention, keep_beams, keep_run
@@ -36,14 +37,19 @@ EXAMPLE = ROOT / "docs" / "examples" / "report.html"
 SCREENSHOT = ROOT / "docs" / "examples" / "report.png"
 LIMIT = 600 * 1024
 TRAINED = {c.part: c.name for checks in all_checks().values() for c in checks if c.training}
-FIGURES = {"show_and_tell": {"curves", "captions", "beams"}, "attention": {"curves", "captions", "attention"},
-           "reinforce": {"curves", "captions", "attention"}, "lstm_a": {"curves", "captions"},
-           "stylenet": {"curves", "styles"}}
+FIGURES = {
+    "show_and_tell": {"curves", "captions", "beams"},
+    "attention": {"curves", "captions", "attention"},
+    "reinforce": {"curves", "captions", "attention"},
+    "lstm_a": {"curves", "captions"},
+    "stylenet": {"curves", "styles"},
+}
 STAFF = "STAFF-ONLY: the hidden input was [3, 1, 4]"
 HOSTILE = "<script>document.title='owned'</script><img src=x onerror=alert(1)>"
 
 
 # -- reading a report ------------------------------------------------------------------------------------
+
 
 class Structure(HTMLParser):
     """Per part section: its checks (a row's data-check, or the data-checks of a row standing for several: a TODO
@@ -63,8 +69,9 @@ class Structure(HTMLParser):
         if tag == "img":
             self.sources.append(a.get("src", ""))
         if tag == "section" and "data-part" in a:
-            self.current = self.parts.setdefault(a["data-part"], {"checks": [], "rows": [], "figures": [],
-                                                                  "no_figures": False})
+            self.current = self.parts.setdefault(
+                a["data-part"], {"checks": [], "rows": [], "figures": [], "no_figures": False}
+            )
         elif self.current is not None:
             if tag == "tr" and "data-check" in a:
                 self.current["checks"].append(a["data-check"])
@@ -91,9 +98,11 @@ def visible_text(text: str) -> str:
 
 # -- a report built from the checks' own keep helpers --------------------------------------------------------
 
+
 class FakeContext:
     """What keep_run and friends use of a GradingContext: the hidden test scenes (here, scenes of seed 4242
     drawn without their pixels, as from the encoder cache) and keep."""
+
     keep = GradingContext.keep
     take_artifacts = GradingContext.take_artifacts
 
@@ -117,12 +126,19 @@ def keep_everything(ctx: FakeContext, captions: list[str] | None = None) -> None
     losses = [1.0 / (1 + e) for e in range(12)]
     for part in ("show_and_tell", "attention", "reinforce", "lstm_a"):
         keep_run(ctx, part, curves={"loss": losses}, captions={"greedy": tokens})
-    keep_beams(ctx, "show_and_tell", {"tokens": torch.stack([tokens[:SHOWN]] * 3, 1),
-                                      "scores": torch.tensor([[-0.1, -1.5, -float("inf")]] * SHOWN)})
+    keep_beams(
+        ctx,
+        "show_and_tell",
+        {"tokens": torch.stack([tokens[:SHOWN]] * 3, 1), "scores": torch.tensor([[-0.1, -1.5, -float("inf")]] * SHOWN)},
+    )
     keep_attention(ctx, "attention", {"weights": maps, "tokens": tokens[:SHOWN]})
     keep_attention(ctx, "reinforce", {"weights": maps, "tokens": tokens[:SHOWN]}, hard=True)
-    keep_run(ctx, "stylenet", curves={"factual": losses, "styled": [2 * x for x in losses]},
-             captions={"factual": tokens, "romantic": _tokens(["the red circle sits happily"] * len(captions))})
+    keep_run(
+        ctx,
+        "stylenet",
+        curves={"factual": losses, "styled": [2 * x for x in losses]},
+        captions={"factual": tokens, "romantic": _tokens(["the red circle sits happily"] * len(captions))},
+    )
 
 
 def fake_report(ctx: FakeContext, training_passed: bool = True) -> GradeReport:
@@ -134,13 +150,32 @@ def fake_report(ctx: FakeContext, training_passed: bool = True) -> GradeReport:
         for i, chk in enumerate(checks):
             entry = rubric[part][chk.name]
             passed = training_passed if chk.training else i not in (0, len(checks) - 2)
-            output = "passed" if passed else (f"your code raised ValueError: {HOSTILE}" if entry.visibility == "public"
-                                              else f"failed: {chk.description}")
-            results.append(CheckResult(part, chk.name, f"{MODULES.index(part) + 1}.{i + 1}", chk.description,
-                                       entry.points if passed else 0.0, entry.points, entry.visibility, output, 0.1,
-                                       "" if passed else STAFF))
-    return GradeReport(results=results, notes=["student code ran in a separate process"], seconds=42.0,
-                       artifacts=ctx.take_artifacts())
+            output = (
+                "passed"
+                if passed
+                else (
+                    f"your code raised ValueError: {HOSTILE}"
+                    if entry.visibility == "public"
+                    else f"failed: {chk.description}"
+                )
+            )
+            results.append(
+                CheckResult(
+                    part,
+                    chk.name,
+                    f"{MODULES.index(part) + 1}.{i + 1}",
+                    chk.description,
+                    entry.points if passed else 0.0,
+                    entry.points,
+                    entry.visibility,
+                    output,
+                    0.1,
+                    "" if passed else STAFF,
+                )
+            )
+    return GradeReport(
+        results=results, notes=["student code ran in a separate process"], seconds=42.0, artifacts=ctx.take_artifacts()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -161,7 +196,7 @@ def test_every_part_every_check_and_the_figures_of_every_trained_part(full):
         assert set(parsed.parts[part]["figures"]) == expected, part
         assert not parsed.parts[part]["no_figures"], part
     assert all(src.startswith("data:image/png;base64,") for src in parsed.sources)
-    assert len(parsed.sources) >= 5 + 4 * 5       # five curves and attention maps, scene thumbnails
+    assert len(parsed.sources) >= 5 + 4 * 5  # five curves and attention maps, scene thumbnails
 
 
 def test_a_report_without_the_trained_models_figures_draws_none_and_says_so(full):
@@ -206,7 +241,7 @@ def test_student_controlled_strings_are_escaped(full):
     _, text = full
     assert HOSTILE not in text and "<img src=x" not in text
     assert "&lt;script&gt;document.title=&#x27;owned&#x27;&lt;/script&gt;" in text
-    assert structure(text).scripts == 1          # the report's own, allowed by its hash
+    assert structure(text).scripts == 1  # the report's own, allowed by its hash
 
 
 def test_the_report_is_self_contained_and_small(full):
@@ -221,7 +256,7 @@ def test_the_report_is_self_contained_and_small(full):
 def test_a_report_of_the_public_checks_has_no_hidden_material():
     """grade --public-only --report: what may be given to students before the due date."""
     ctx = FakeContext()
-    keep_everything(ctx)        # even if something were kept, no training check ran: no figures
+    keep_everything(ctx)  # even if something were kept, no training check ran: no figures
     full = fake_report(ctx)
     public = GradeReport(results=[r for r in full.results if r.visibility == "public"], artifacts=full.artifacts)
     text = render_report(public)
@@ -243,18 +278,45 @@ def stub_report() -> GradeReport:
         if function is None:
             output, todo = "passed", ""
         elif entry.visibility == "public":
-            output = (f"your code raised NotImplementedError: Part 3 (bleu): {function} is not implemented yet "
-                      f"(at bleu.py:{at[function]})")
+            output = (
+                f"your code raised NotImplementedError: Part 3 (bleu): {function} is not implemented yet "
+                f"(at bleu.py:{at[function]})"
+            )
             todo = f"TODO {function} (bleu.py:{at[function]})"
         else:
-            output, todo = "your code raised NotImplementedError (an unwritten TODO)", \
-                f"TODO {function} (bleu.py:{at[function]})"
-        results.append(CheckResult("bleu", name, f"3.{entry.number}", name.replace("_", " "),
-                                   entry.points if function is None else 0.0, entry.points, entry.visibility, output,
-                                   0.1, "", todo))
+            output, todo = (
+                "your code raised NotImplementedError (an unwritten TODO)",
+                f"TODO {function} (bleu.py:{at[function]})",
+            )
+        results.append(
+            CheckResult(
+                "bleu",
+                name,
+                f"3.{entry.number}",
+                name.replace("_", " "),
+                entry.points if function is None else 0.0,
+                entry.points,
+                entry.visibility,
+                output,
+                0.1,
+                "",
+                todo,
+            )
+        )
     for name, entry in rubric_mod.load()["decoding"].items():
-        results.append(CheckResult("decoding", name, f"2.{entry.number}", name.replace("_", " "), 0.0, entry.points,
-                                   entry.visibility, "decoding.py is missing from the submission", 0.0))
+        results.append(
+            CheckResult(
+                "decoding",
+                name,
+                f"2.{entry.number}",
+                name.replace("_", " "),
+                0.0,
+                entry.points,
+                entry.visibility,
+                "decoding.py is missing from the submission",
+                0.0,
+            )
+        )
     return GradeReport(results=results, seconds=1.0)
 
 
@@ -268,21 +330,31 @@ def test_one_row_per_unwritten_todo_and_one_for_a_missing_module():
     text = render_report(report)
     parsed = structure(text)
     rubric = rubric_mod.load()
-    assert parsed.parts["bleu"]["rows"] == ["TODO ngram_counts (bleu.py:113)", "TODO clipped_counts (bleu.py:142)",
-                                            "TODO corpus_bleu (bleu.py:181)", "captions_are_split_on_any_whitespace",
-                                            "bleu_functions_leave_their_inputs_unchanged"]
+    assert parsed.parts["bleu"]["rows"] == [
+        "TODO ngram_counts (bleu.py:113)",
+        "TODO clipped_counts (bleu.py:142)",
+        "TODO corpus_bleu (bleu.py:181)",
+        "captions_are_split_on_any_whitespace",
+        "bleu_functions_leave_their_inputs_unchanged",
+    ]
     assert sorted(parsed.parts["bleu"]["checks"]) == sorted(rubric["bleu"])
     lines = [unescape(line) for line in re.findall(r'<td class="desc">(TODO [^<]*)<details>', text)]
-    assert lines[2] == ("TODO corpus_bleu (bleu.py:181): 8 checks wait for it "
-                        "(3.3, 3.4, 3.5, 3.7, 3.8, 3.9, 3.10, 3.11: 10 points)")
+    assert lines[2] == (
+        "TODO corpus_bleu (bleu.py:181): 8 checks wait for it (3.3, 3.4, 3.5, 3.7, 3.8, 3.9, 3.10, 3.11: 10 points)"
+    )
     assert text.count("is not implemented yet") == 0 and "leak_31415" not in text
-    assert "your code raised NotImplementedError (an unwritten TODO)<" in text and "bleu.py:99" not in text   # its own row
+    assert (
+        "your code raised NotImplementedError (an unwritten TODO)<" in text and "bleu.py:99" not in text
+    )  # its own row
     # The same line as the CLI's table for the same checks.
     public = GradeReport(results=[r for r in report.results if r.visibility == "public"])
-    public_lines = [unescape(line) for line in
-                    re.findall(r'<td class="desc">(TODO [^<]*)<details>', render_report(public))]
+    public_lines = [
+        unescape(line) for line in re.findall(r'<td class="desc">(TODO [^<]*)<details>', render_report(public))
+    ]
     assert public_lines == [line.strip() for line in table(public).splitlines() if line.startswith("    TODO ")]
-    assert public_lines[2] == "TODO corpus_bleu (bleu.py:181): 5 checks wait for it (3.3, 3.4, 3.5, 3.9, 3.10: 6 points)"
+    assert (
+        public_lines[2] == "TODO corpus_bleu (bleu.py:181): 5 checks wait for it (3.3, 3.4, 3.5, 3.9, 3.10: 6 points)"
+    )
     # A missing module: one row for its part, its message once, every check named in it.
     assert parsed.parts["decoding"]["rows"] == ["all"]
     assert sorted(parsed.parts["decoding"]["checks"]) == sorted(rubric["decoding"])
@@ -297,8 +369,11 @@ def test_a_failed_training_run_still_gives_a_report(tmp_path):
     keep_run(ctx, "show_and_tell", curves={"loss": [float("nan"), 1.0]}, captions={"greedy": torch.zeros(2, 3)})
     keep_run(ctx, "attention", curves={"loss": "0.5"}, captions={"greedy": torch.full((12, T_MAX), 999)})
     keep_attention(ctx, "attention", {"weights": torch.ones(SHOWN, 3, L_GRID), "tokens": torch.ones(SHOWN, 4).long()})
-    keep_attention(ctx, "reinforce", {"weights": torch.full((SHOWN, T_MAX, L_GRID), float("inf")),
-                                      "tokens": torch.ones(SHOWN, T_MAX).long()})
+    keep_attention(
+        ctx,
+        "reinforce",
+        {"weights": torch.full((SHOWN, T_MAX, L_GRID), float("inf")), "tokens": torch.ones(SHOWN, T_MAX).long()},
+    )
     keep_beams(ctx, "show_and_tell", {"tokens": torch.ones(SHOWN, 3, T_MAX), "scores": torch.zeros(SHOWN, 3)})
     keep_run(ctx, "lstm_a", curves={"loss": None}, captions={"greedy": None})
     assert ctx._artifacts == {}
@@ -356,7 +431,8 @@ def test_the_browser_sees_every_figure_and_would_see_a_broken_one(full, tmp_path
     # The same page with one figure corrupted and one image from outside: the page's script reports both.
     first = structure(text).sources[0]
     broken = text.replace(first, "data:image/png;base64,AAAA", 1).replace(
-        "</main>", '<img src="https://example.org/x.png" alt=""></main>', 1)
+        "</main>", '<img src="https://example.org/x.png" alt=""></main>', 1
+    )
     page.write_text(broken)
     rendered = browser.render(page, tmp_path)
     assert rendered.get("data-rendered") == "failed" and rendered["data-broken-images"] == "2", rendered
@@ -365,7 +441,8 @@ def test_the_browser_sees_every_figure_and_would_see_a_broken_one(full, tmp_path
 
 # -- the real thing ------------------------------------------------------------------------------------------
 
-@pytest.mark.xdist_group("full-grade")    # shares the full reference grade with tests/test_grader.py
+
+@pytest.mark.xdist_group("full-grade")  # shares the full reference grade with tests/test_grader.py
 def test_the_report_of_a_real_grade_renders_with_every_figure(reference_report, tmp_path):
     report = reference_report
     assert set(report.artifacts) == set(TRAINED)
@@ -399,13 +476,14 @@ def test_the_example_report_is_current():
     rubric = rubric_mod.load()
     assert list(parsed.parts) == list(MODULES), "regenerate docs/examples/report.html"
     for part in MODULES:
-        assert sorted(parsed.parts[part]["checks"]) == sorted(rubric[part]), \
+        assert sorted(parsed.parts[part]["checks"]) == sorted(rubric[part]), (
             f"{part}: regenerate docs/examples/report.html"
-    trains = set(sample.FROM_REFERENCE) | {"lstm_a"}       # lstm_a's edit swaps A2 and A3; A4 still trains
+        )
+    trains = set(sample.FROM_REFERENCE) | {"lstm_a"}  # lstm_a's edit swaps A2 and A3; A4 still trains
     for part in TRAINED:
         if part in trains:
             assert set(parsed.parts[part]["figures"]) == FIGURES[part], part
-        else:                                           # the stub (reinforce), the missing module (stylenet)
+        else:  # the stub (reinforce), the missing module (stylenet)
             assert parsed.parts[part]["no_figures"], part
     assert len(EXAMPLE.read_bytes()) < LIMIT
     assert SCREENSHOT.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and SCREENSHOT.stat().st_size > 50_000

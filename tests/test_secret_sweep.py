@@ -1,4 +1,5 @@
 """`python -m instructor secret-sweep`: the reference graded under fresh test secrets, every lost point reported."""
+
 import argparse
 import types
 
@@ -12,7 +13,9 @@ from tests.meta.variants import all_variants, make_submission
 
 
 def test_each_secret_draws_its_own_cases(tmp_path):
-    a, b = (GradingContext(tmp_path / name, test_secret=s) for name, s in (("a", "0" * 31 + "1"), ("b", "0" * 31 + "2")))
+    a, b = (
+        GradingContext(tmp_path / name, test_secret=s) for name, s in (("a", "0" * 31 + "1"), ("b", "0" * 31 + "2"))
+    )
     chk = checks_of("bleu")[0]
     assert a.test_secret == 1 and b.test_secret == 2
     assert engine.grader_round(a, chk).seed != engine.grader_round(b, chk).seed
@@ -31,7 +34,7 @@ def test_a_lost_point_is_reported_with_its_case_and_exits_1(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "1 check lost points" in out
     assert "bleu.closest_length_ties_go_to_the_shorter_reference (public): 0 / 2" in out
-    assert "refs=[[" in out   # the failing case
+    assert "refs=[[" in out  # the failing case
 
 
 def test_each_secret_is_reported_as_soon_as_its_grade_ends(tmp_path, monkeypatch, capsys):

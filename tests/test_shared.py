@@ -2,6 +2,7 @@
 
 Bad input must raise an error that names the argument; good input must give the lecture's values.
 """
+
 import os
 import re
 import subprocess
@@ -23,10 +24,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # --- scenes ---------------------------------------------------------------------------------------
 
+
 def test_scenes_reproduce_the_lecture_targets():
     scenes = make_scenes(3, seed=0)
-    assert scenes.targets == ["a red triangle above a green circle", "a green triangle above a yellow circle",
-                              "a red triangle left of a green square"]
+    assert scenes.targets == [
+        "a red triangle above a green circle",
+        "a green triangle above a yellow circle",
+        "a red triangle left of a green square",
+    ]
     assert scenes.attributes[0].int().tolist() == [1, 1, 0, 0, 1, 0, 1]
 
 
@@ -43,10 +48,11 @@ def test_scenes_without_images_are_the_same_scenes(max_objects):
     assert captions_only.objects == drawn.objects and captions_only.references == drawn.references
     assert captions_only.targets == drawn.targets and torch.equal(captions_only.tokens, drawn.tokens)
     assert torch.equal(captions_only.attributes, drawn.attributes) and drawn.attributes.dtype == torch.float32
-    for objects, row in zip(drawn.objects, drawn.attributes):   # 4 colours, then 3 shapes, multi-hot
+    for objects, row in zip(drawn.objects, drawn.attributes):  # 4 colours, then 3 shapes, multi-hot
         present = {o["color"] for o in objects} | {o["shape"] for o in objects}
-        assert [name for name, bit in zip(COLOR_WORDS + SHAPES, row.tolist()) if bit == 1.0] == \
-            [name for name in COLOR_WORDS + SHAPES if name in present] and set(row.tolist()) <= {0.0, 1.0}
+        assert [name for name, bit in zip(COLOR_WORDS + SHAPES, row.tolist()) if bit == 1.0] == [
+            name for name in COLOR_WORDS + SHAPES if name in present
+        ] and set(row.tolist()) <= {0.0, 1.0}
 
 
 def test_same_seed_same_pixels_other_seed_other_pixels():
@@ -87,6 +93,7 @@ def test_make_scenes_rejects_bad_arguments(kwargs, name):
 
 # --- vocabulary -------------------------------------------------------------------------------------
 
+
 def test_encode_decode_round_trip():
     caption = "a red circle left of a blue square"
     ids = encode(caption)
@@ -95,13 +102,16 @@ def test_encode_decode_round_trip():
     assert decode([START, VOCAB.index("a"), END, VOCAB.index("red")]) == "a"
 
 
-@pytest.mark.parametrize("caption, pattern", [
-    ("", r"caption: expected at least one word"),
-    ("   ", r"caption: expected at least one word"),
-    ("a purple circle", r"caption: unknown word\(s\) \['purple'\]"),
-    ("a <end> circle", r"caption: unknown word"),
-    ("a red circle left of a blue square with the red", r"caption: 11 words need length >= 13"),
-])
+@pytest.mark.parametrize(
+    "caption, pattern",
+    [
+        ("", r"caption: expected at least one word"),
+        ("   ", r"caption: expected at least one word"),
+        ("a purple circle", r"caption: unknown word\(s\) \['purple'\]"),
+        ("a <end> circle", r"caption: unknown word"),
+        ("a red circle left of a blue square with the red", r"caption: 11 words need length >= 13"),
+    ],
+)
 def test_encode_rejects_bad_captions(caption, pattern):
     with pytest.raises(ValueError, match=pattern):
         encode(caption)
@@ -120,17 +130,20 @@ SCENE = [dict(color="red", shape="circle"), dict(color="blue", shape="square")]
 REFS = ["a red circle above a blue square", "a blue square below a red circle"]
 
 
-@pytest.mark.parametrize("caption, kind", [
-    ("a red circle above a blue square", "correct"),
-    ("a red circle below a blue square", "wrong relation"),
-    ("a green circle above a blue square", "wrong colour"),
-    ("a red square above a blue square", "wrong colour"),
-    ("a red triangle above a blue square", "wrong shape"),
-    ("a yellow triangle above a blue square", "hallucinated object"),
-    ("a red circle above a red circle", "same object twice"),
-    ("a red circle above", "ungrammatical"),
-    ("red circle above a blue square", "ungrammatical"),
-])
+@pytest.mark.parametrize(
+    "caption, kind",
+    [
+        ("a red circle above a blue square", "correct"),
+        ("a red circle below a blue square", "wrong relation"),
+        ("a green circle above a blue square", "wrong colour"),
+        ("a red square above a blue square", "wrong colour"),
+        ("a red triangle above a blue square", "wrong shape"),
+        ("a yellow triangle above a blue square", "hallucinated object"),
+        ("a red circle above a red circle", "same object twice"),
+        ("a red circle above", "ungrammatical"),
+        ("red circle above a blue square", "ungrammatical"),
+    ],
+)
 def test_failure_classification(caption, kind):
     assert classify_failure(caption, SCENE, REFS) == kind
 
@@ -147,8 +160,9 @@ def test_metrics_on_hand_made_captions():
     assert exact_match(["a red circle above a blue square", "a red circle"], [REFS, REFS]) == 0.5
     counts = failure_counts(["a red circle below a blue square"], [SCENE], [REFS])
     assert counts["wrong relation"] == 1 and sum(counts.values()) == 1
-    scores = style_scores(["the red circle sits happily above the blue square", "a red circle below a blue square"],
-                          [REFS, REFS])
+    scores = style_scores(
+        ["the red circle sits happily above the blue square", "a red circle below a blue square"], [REFS, REFS]
+    )
     assert scores["style_rate"] == 0.5
     assert scores["per_slot"] == [1.0, 1.0, 0.5, 1.0, 1.0]
     with pytest.raises(ValueError, match=r"exact_match: expected as many captions as reference lists, got 1 and 2"):
@@ -156,6 +170,7 @@ def test_metrics_on_hand_made_captions():
 
 
 # --- encoder, data and training loop --------------------------------------------------------------
+
 
 def test_encoder_grid_shape_and_bad_images():
     grid = Encoder()(torch.rand(2, 3, 32, 32))
@@ -176,25 +191,36 @@ def test_load_data_is_deterministic_and_cached(tmp_path, monkeypatch):
 
 
 # Run by each of two processes started at once on the same empty cache: says whether it pretrained the encoder.
-BUILD_ONCE = ("import shared.encoder as e\n"
-              "real = e.pretrain_encoder\n"
-              "def counted(*args, **kwargs):\n"
-              "    print('pretrained', flush=True)\n"
-              "    return real(*args, **kwargs)\n"
-              "e.pretrain_encoder = counted\n"
-              "data = e.load_data(n_train=400, n_test=16)\n"
-              "print(float(data.test.grids.sum()))\n")
+BUILD_ONCE = (
+    "import shared.encoder as e\n"
+    "real = e.pretrain_encoder\n"
+    "def counted(*args, **kwargs):\n"
+    "    print('pretrained', flush=True)\n"
+    "    return real(*args, **kwargs)\n"
+    "e.pretrain_encoder = counted\n"
+    "data = e.load_data(n_train=400, n_test=16)\n"
+    "print(float(data.test.grids.sum()))\n"
+)
 
 
 def test_processes_starting_on_an_empty_cache_pretrain_the_encoder_once(tmp_path):
     env = dict(os.environ, CAPTIONKIT_CACHE=str(tmp_path), OMP_NUM_THREADS="1")
-    runs = [subprocess.Popen([sys.executable, "-c", BUILD_ONCE], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", BUILD_ONCE],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     outputs = [run.communicate(timeout=300) for run in runs]
     assert all(run.returncode == 0 for run in runs), [err[-2000:] for _, err in outputs]
     printed = [out.split() for out, _ in outputs]
     assert sum(lines.count("pretrained") for lines in printed) == 1, printed
-    assert printed[0][-1] == printed[1][-1], printed   # both read the same encoder outputs
+    assert printed[0][-1] == printed[1][-1], printed  # both read the same encoder outputs
 
 
 def test_training_loop_is_deterministic_and_rejects_a_diverging_loss():
@@ -221,9 +247,10 @@ def test_training_stops_after_the_epoch_whose_on_epoch_returns_true():
         def on_epoch(epoch, epochs, loss):
             seen.append((epoch, epochs))
             return epoch == stop_after
+
         return train(model, lambda m, idx: ((m(x[idx]) - y[idx]) ** 2).mean(), 40, 5, 8, on_epoch=on_epoch).losses, seen
 
     full, seen = run(stop_after=None)
     assert len(full) == 5 and seen == [(e, 5) for e in range(1, 6)]
     stopped, seen = run(stop_after=2)
-    assert stopped == full[:2] and seen == [(1, 5), (2, 5)]   # the same run, ended after epoch 2
+    assert stopped == full[:2] and seen == [(1, 5), (2, 5)]  # the same run, ended after epoch 2

@@ -1,4 +1,5 @@
 """Part 1 reference: parity with nn.RNNCell / nn.RNN and the masked teacher-forcing loss."""
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -17,8 +18,10 @@ def test_relu_rnn_step_matches_rnn_cell_float64():
     ours = relu_rnn_step(x, h, cell.weight_ih, cell.weight_hh, cell.bias_ih)
     torch.testing.assert_close(ours, cell(x, h), rtol=1e-12, atol=1e-12)
     image = torch.randn(4, 7, dtype=torch.float64)
-    torch.testing.assert_close(relu_rnn_step(x, h, cell.weight_ih, cell.weight_hh, cell.bias_ih, image),
-                               torch.relu(x @ cell.weight_ih.T + h @ cell.weight_hh.T + cell.bias_ih + image))
+    torch.testing.assert_close(
+        relu_rnn_step(x, h, cell.weight_ih, cell.weight_hh, cell.bias_ih, image),
+        torch.relu(x @ cell.weight_ih.T + h @ cell.weight_hh.T + cell.bias_ih + image),
+    )
 
 
 def test_forward_matches_nn_rnn_when_the_image_term_is_zero():
@@ -51,8 +54,10 @@ def test_step_by_step_decoding_equals_teacher_forcing():
 def test_caption_loss_ignores_padding():
     logits = torch.randn(2, 3, 27)
     captions = torch.tensor([[1, 5, 6, 2], [1, 7, 2, PAD]])
-    by_hand = torch.stack([-F.log_softmax(logits[0, t], -1)[captions[0, t + 1]] for t in range(3)] +
-                          [-F.log_softmax(logits[1, t], -1)[captions[1, t + 1]] for t in range(2)]).mean()
+    by_hand = torch.stack(
+        [-F.log_softmax(logits[0, t], -1)[captions[0, t + 1]] for t in range(3)]
+        + [-F.log_softmax(logits[1, t], -1)[captions[1, t + 1]] for t in range(2)]
+    ).mean()
     torch.testing.assert_close(caption_loss(logits, captions), by_hand)
 
 
@@ -80,7 +85,8 @@ def test_a_training_failure_names_a_step_that_disagrees_with_forward_and_a_loss_
     assert len(causes) == 2 and "disagrees with your forward" in causes[0] and "did not fall" in causes[1]
     assert "first epoch 2.000, last 1.990" in causes[1]
     # what a hidden check shows carries none of the numbers the worker sent
-    unshaped = known_causes({"step_agrees_with_forward": False, "losses": [4503599627450913.0, 4503599627370496.0]},
-                            figures=False)
+    unshaped = known_causes(
+        {"step_agrees_with_forward": False, "losses": [4503599627450913.0, 4503599627370496.0]}, figures=False
+    )
     assert unshaped[1] == "the training loss did not fall: no learning signal reaches the parameters", unshaped
     assert known_causes({"step_agrees_with_forward": None, "losses": "x"}) == []

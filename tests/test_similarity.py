@@ -1,6 +1,7 @@
 """The similarity report: a planted copy (variables renamed, functions reordered) is found in every part; independent
 correct implementations of the same function are not flagged beyond what the shared stub explains; the command
 writes a staff-only report and CSV, linked from summary.html, that render in headless Chromium."""
+
 import ast
 import csv
 import re
@@ -34,9 +35,12 @@ def functions(text: str) -> dict[str, tuple[int, int]]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 if not isinstance(child, ast.ClassDef):
-                    found[prefix + child.name] = (min([d.lineno for d in child.decorator_list] + [child.lineno]),
-                                                  child.end_lineno)
+                    found[prefix + child.name] = (
+                        min([d.lineno for d in child.decorator_list] + [child.lineno]),
+                        child.end_lineno,
+                    )
                 visit(child, prefix + child.name + ".")
+
     visit(ast.parse(text), "")
     return found
 
@@ -44,7 +48,7 @@ def functions(text: str) -> dict[str, tuple[int, int]]:
 def edited_function(variant: Variant) -> str:
     """The innermost function of the reference that the variant's edit falls in."""
     text = reference(variant.part)
-    line = text[:text.index(variant.old)].count("\n") + 1
+    line = text[: text.index(variant.old)].count("\n") + 1
     spans = {name: s for name, s in functions(text).items() if s[0] <= line <= s[1]}
     return min(spans, key=lambda name: spans[name][1] - spans[name][0])
 
@@ -53,18 +57,22 @@ def with_function(part: str, source: str, name: str) -> str:
     """The part's stub with function `name` as `source` writes it: a student who wrote that one TODO."""
     (s0, s1), (r0, r1) = functions(stub(part))[name], functions(source)[name]
     given, written = stub(part).splitlines(True), source.splitlines(True)
-    return "".join(given[:s0 - 1] + written[r0 - 1:r1] + given[s1:])
+    return "".join(given[: s0 - 1] + written[r0 - 1 : r1] + given[s1:])
 
 
 def body_lines(text: str, name: str) -> set[str]:
     """The code lines of function `name`'s body after its docstring (comments and blank lines left out)."""
     start, end = functions(text)[name]
     [node] = [n for n in ast.walk(ast.parse(text)) if isinstance(n, ast.FunctionDef) and n.end_lineno == end]
-    body = node.body[1:] if isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant) \
+    body = (
+        node.body[1:]
+        if isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
         else node.body
+    )
     first = body[0].lineno if body else end + 1
-    return {line.strip() for line in text.splitlines()[first - 1:end]
-            if line.strip() and not line.strip().startswith("#")}
+    return {
+        line.strip() for line in text.splitlines()[first - 1 : end] if line.strip() and not line.strip().startswith("#")
+    }
 
 
 def rewrites(variant: Variant) -> bool:
@@ -81,14 +89,15 @@ def renamed_locals(text: str) -> str:
     import tokenize
 
     lines = text.splitlines(True)
-    spans = []   # (first line, last line, {local name: new name})
+    spans = []  # (first line, last line, {local name: new name})
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
-            stored = sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-                            - args)
+            stored = sorted(
+                {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} - args
+            )
             spans.append((node.body[0].lineno, node.end_lineno, {n: f"renamed_{n}_{len(spans)}" for n in stored}))
-    edits = []   # (line, start column, end column, new text), applied right to left
+    edits = []  # (line, start column, end column, new text), applied right to left
     tokens = list(tokenize.generate_tokens(io.StringIO(text).readline))
     for i, tok in enumerate(tokens):
         if tok.type != tokenize.NAME or (i and tokens[i - 1].string == "."):
@@ -105,8 +114,11 @@ def renamed_locals(text: str) -> str:
 def reordered_functions(text: str) -> str:
     """`text` with its top-level functions (decorators included) in reverse order, everything else in place."""
     lines = text.splitlines(True)
-    blocks = [(min([d.lineno for d in n.decorator_list] + [n.lineno]) - 1, n.end_lineno)
-              for n in ast.parse(text).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    blocks = [
+        (min([d.lineno for d in n.decorator_list] + [n.lineno]) - 1, n.end_lineno)
+        for n in ast.parse(text).body
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
     moved = iter(["".join(lines[a:b]) for a, b in reversed(blocks)])
     out, at = [], 0
     for a, b in blocks:
@@ -126,8 +138,10 @@ def test_a_copy_with_renamed_variables_and_reordered_functions_is_found(part):
     ast.parse(copy)
     names = [n.name for n in ast.parse(copy).body if isinstance(n, ast.FunctionDef)]
     assert names == [n.name for n in ast.parse(reference(part)).body if isinstance(n, ast.FunctionDef)][::-1]
-    pairs = {(p.a, p.b): p for p in similarity.compare(part, {"reference": reference(part), "copy": copy,
-                                                              "stub": stub(part)})}
+    pairs = {
+        (p.a, p.b): p
+        for p in similarity.compare(part, {"reference": reference(part), "copy": copy, "stub": stub(part)})
+    }
     found = pairs[("copy", "reference")]
     # Each moved function loses the fingerprints that spanned its old neighbours: the score stays far above the bar.
     assert found.score >= 0.8 and found.score >= similarity.THRESHOLD, found
@@ -142,15 +156,21 @@ def independent_pairs() -> list[tuple[str, str, str, str]]:
     for variant in all_variants():
         if variant.correct and rewrites(variant):
             name = edited_function(variant)
-            found.append((variant.part, name, with_function(variant.part, reference(variant.part), name),
-                          with_function(variant.part, variant.apply(reference(variant.part)), name)))
+            found.append(
+                (
+                    variant.part,
+                    name,
+                    with_function(variant.part, reference(variant.part), name),
+                    with_function(variant.part, variant.apply(reference(variant.part)), name),
+                )
+            )
     return found
 
 
 def test_independent_correct_implementations_are_not_flagged_beyond_the_stub(tmp_path):
     pairs = independent_pairs()
     assert len(pairs) >= 10 and len({part for part, *_ in pairs}) >= 4, [(p, f) for p, f, *_ in pairs]
-    empty = tmp_path / "no-stubs"          # the same comparison with nothing given: the stub's code counts
+    empty = tmp_path / "no-stubs"  # the same comparison with nothing given: the stub's code counts
     empty.mkdir()
     for part in MODULES:
         (empty / f"{part}.py").write_text("")
@@ -170,8 +190,11 @@ def class_folder(tmp_path):
     """SUBMISSIONS: alice (the reference bleu.py), bob.zip (alice's copied, disguised), carol (the stub), and dave
     (the reference's attention.py only); DIR with a summary.html from an earlier batch."""
     root = tmp_path / "submissions"
-    for name, files in {"alice": {"bleu.py": reference("bleu")}, "carol": {"bleu.py": stub("bleu")},
-                        "dave": {"attention.py": reference("attention")}}.items():
+    for name, files in {
+        "alice": {"bleu.py": reference("bleu")},
+        "carol": {"bleu.py": stub("bleu")},
+        "dave": {"attention.py": reference("attention")},
+    }.items():
         (root / name).mkdir(parents=True)
         for file, text in files.items():
             (root / name / file).write_text(text)
@@ -194,14 +217,14 @@ def test_the_command_writes_a_staff_only_report_linked_from_the_summary(class_fo
     bleu = {(r["a"], r["b"]): float(r["score"]) for r in rows if r["part"] == "bleu"}
     assert set(bleu) == {("alice", "bob"), ("alice", "carol"), ("bob", "carol")}, bleu
     assert bleu[("alice", "bob")] >= 0.9 and bleu[("alice", "carol")] == bleu[("bob", "carol")] == 0.0
-    assert not [r for r in rows if r["part"] == "attention"]   # one module: no pair
+    assert not [r for r in rows if r["part"] == "attention"]  # one module: no pair
     report = (out / "similarity.html").read_text()
     assert re.findall(r'data-pair="([^"]*)"', report) == ["alice|bob"]
     assert report.count("<mark>") > 10 and '<section class="part" id="bleu" data-flagged="1">' in report
     assert '<a href="similarity.html">Similarity report</a>' in (out / "summary.html").read_text()
     for path in (out / "similarity.html", out / "similarity.csv"):
         assert path.stat().st_mode & 0o077 == 0, path
-    assert not list(out.glob("*/similarity*"))   # nothing in a submission's own folder
+    assert not list(out.glob("*/similarity*"))  # nothing in a submission's own folder
     rendered = browser.render(out / "similarity.html", tmp_path)
     assert rendered.get("data-rendered") == "ok", rendered
     rendered = browser.render(out / "summary.html", tmp_path)
@@ -212,8 +235,14 @@ def test_marks_stay_within_lines_and_far_lines_are_elided():
     text = "\n".join(f"line {i} <x>" for i in range(20))
     start = text.index("line 10")
     shown = similarity.marked(text, [(start, start + 20), (start + 5, start + 9)], context=1)
-    assert shown.split("\n") == ["…", "line 9 &lt;x&gt;", "<mark>line 10 &lt;x&gt;</mark>",
-                                 "<mark>line 11 </mark>&lt;x&gt;", "line 12 &lt;x&gt;", "…"]
+    assert shown.split("\n") == [
+        "…",
+        "line 9 &lt;x&gt;",
+        "<mark>line 10 &lt;x&gt;</mark>",
+        "<mark>line 11 </mark>&lt;x&gt;",
+        "line 12 &lt;x&gt;",
+        "…",
+    ]
     with pytest.raises(SystemExit):
         main(["similarity", "nowhere", "--out", "x", "--threshold", "2"])
 
@@ -228,7 +257,12 @@ def test_the_same_modules_score_the_same_in_every_process(class_folder, tmp_path
     tables = []
     for seed in ("1", "2"):
         out = tmp_path / f"run{seed}"
-        subprocess.run([sys.executable, "-m", "autograder", "similarity", str(root), "--out", str(out)], check=True,
-                       cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "autograder", "similarity", str(root), "--out", str(out)],
+            check=True,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+        )
         tables.append((out / "similarity.csv").read_text())
     assert tables[0] == tables[1] and "alice,bob" in tables[0]

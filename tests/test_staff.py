@@ -2,6 +2,7 @@
 Gradescope's instructor-only stdout) and nothing a student receives (results.json's tests, the feedback report,
 the files a student's handout is built from). A hidden check shows a student only the kind of exception it
 raised."""
+
 import json
 import re
 import stat
@@ -27,23 +28,26 @@ SCHEMA = json.loads((ROOT / "tests" / "schemas" / "gradescope_results.schema.jso
 STUDENT_ZONES = ("assignments", "autograder/public", "autograder/worker", "shared")
 
 SECRET = "index 7 is out of bounds for the hidden corpus ['zebra', 'quokka']"
-WHERE = ('  File "bleu.py", line 181, in corpus_bleu\n    return _bleu(hyps, refs)\n'
-         '  File "bleu.py", line 42, in _bleu\n    best = counts[7]\n')
+WHERE = (
+    '  File "bleu.py", line 181, in corpus_bleu\n    return _bleu(hyps, refs)\n'
+    '  File "bleu.py", line 42, in _bleu\n    best = counts[7]\n'
+)
 
 
 def check(description="corpus_bleu is invariant under reordering the corpus"):
     def fn(student, ctx):
         pass
+
     fn.__doc__ = description
     return Check("bleu", "corpus_bleu_order_invariant", fn, 10.0)
 
 
 def test_a_hidden_exception_shows_the_student_that_it_raised_not_the_kind_the_message_nor_the_line():
     hidden = _outcome(StudentError("IndexError", SECRET, WHERE), check(), visible=False)
-    assert hidden.output == "your code raised an exception"   # kind and line are the module's to choose (A52, A58)
-    assert "IndexError" in hidden.note and SECRET in hidden.note and WHERE.strip() in hidden.note   # for the staff
+    assert hidden.output == "your code raised an exception"  # kind and line are the module's to choose (A52, A58)
+    assert "IndexError" in hidden.note and SECRET in hidden.note and WHERE.strip() in hidden.note  # for the staff
     public = _outcome(StudentError("IndexError", SECRET, WHERE), check(), visible=True)
-    assert SECRET in public.output and 'line 42' in public.output
+    assert SECRET in public.output and "line 42" in public.output
     grader_round = _outcome(StudentError("IndexError", SECRET, WHERE), check(), visible=True, grader_cases=True)
     assert grader_round.output == "your code raised an exception on cases the grader draws from its hidden seed"
     assert WHERE.strip() in grader_round.note
@@ -54,17 +58,42 @@ def test_a_hidden_verdict_keeps_its_case_and_falsifying_example_for_the_staff():
     failed.add_note("Falsifying example: corpus_bleu_order_invariant(corpus=['zebra'])")
     outcome = _outcome(failed, check(), visible=False)
     assert outcome.output == "failed: corpus_bleu is invariant under reordering the corpus"
-    assert SECRET in outcome.note and "Falsifying example: corpus_bleu_order_invariant(corpus=['zebra'])" in outcome.note
+    assert (
+        SECRET in outcome.note and "Falsifying example: corpus_bleu_order_invariant(corpus=['zebra'])" in outcome.note
+    )
 
 
 def a_report() -> GradeReport:
     hidden = _outcome(StudentError("IndexError", SECRET, WHERE), check(), visible=False)
-    return GradeReport([
-        CheckResult("bleu", "ngram_counts_is_the_counter_of_ngrams", "3.1", "ngram_counts counts n-grams", 1.0, 1.0,
-                    "public", "passed", 0.1),
-        CheckResult("bleu", "corpus_bleu_order_invariant", "3.7", check().description, 0.0, 2.0, "hidden",
-                    hidden.output, 0.2, hidden.note),
-    ], seconds=0.3, notes=["student code ran as an unprivileged user"])
+    return GradeReport(
+        [
+            CheckResult(
+                "bleu",
+                "ngram_counts_is_the_counter_of_ngrams",
+                "3.1",
+                "ngram_counts counts n-grams",
+                1.0,
+                1.0,
+                "public",
+                "passed",
+                0.1,
+            ),
+            CheckResult(
+                "bleu",
+                "corpus_bleu_order_invariant",
+                "3.7",
+                check().description,
+                0.0,
+                2.0,
+                "hidden",
+                hidden.output,
+                0.2,
+                hidden.note,
+            ),
+        ],
+        seconds=0.3,
+        notes=["student code ran as an unprivileged user"],
+    )
 
 
 def test_the_staff_view_holds_what_students_never_see():
@@ -72,8 +101,8 @@ def test_the_staff_view_holds_what_students_never_see():
     assert text.startswith("Staff view of ada: 1 / 3, 1 failed check\n")
     assert "3.7 bleu.corpus_bleu_order_invariant (hidden, 0 of 2)" in text and SECRET in text
     assert 'File "bleu.py", line 42, in _bleu' in text and "your code raised an exception" in text
-    assert "IndexError: " + SECRET in text                                    # the kind, for the staff
-    assert "3.1" not in text                                                  # passed checks need no explanation
+    assert "IndexError: " + SECRET in text  # the kind, for the staff
+    assert "3.1" not in text  # passed checks need no explanation
 
 
 def test_results_json_and_the_feedback_report_hold_no_staff_note():
@@ -99,10 +128,17 @@ def test_gradescope_puts_the_staff_view_on_the_instructors_stdout_only(tmp_path,
 
 
 def test_nothing_a_student_receives_holds_or_reaches_the_staff_view():
-    pattern = re.compile(r"grader\.staff|grader import staff|staff_text|staff\.txt|STAFF_FILE|write_staff")  # imports: test_zones
-    leaks = [f"{path.relative_to(ROOT)}:{n}" for zone in STUDENT_ZONES for path in sorted((ROOT / zone).rglob("*"))
-             if path.is_file() and path.suffix in (".py", ".ipynb", ".json", ".md", ".txt")
-             for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1) if pattern.search(line)]
+    pattern = re.compile(
+        r"grader\.staff|grader import staff|staff_text|staff\.txt|STAFF_FILE|write_staff"
+    )  # imports: test_zones
+    leaks = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for zone in STUDENT_ZONES
+        for path in sorted((ROOT / zone).rglob("*"))
+        if path.is_file() and path.suffix in (".py", ".ipynb", ".json", ".md", ".txt")
+        for n, line in enumerate(path.read_text(errors="replace").splitlines(), 1)
+        if pattern.search(line)
+    ]
     assert not leaks, leaks
 
 
@@ -112,15 +148,31 @@ def test_grade_staff_writes_the_staff_view_beside_results_json(tmp_path):
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "bleu.py").write_text((ROOT / "assignments" / "bleu.py").read_text())
     out = tmp_path / "out"
-    run = subprocess.run([sys.executable, "-m", "autograder", "grade", str(tmp_path / "sub"), "--part", "bleu",
-                          "--json", str(out / "results.json"), "--staff"], capture_output=True, text=True,
-                         timeout=600, cwd=ROOT)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "autograder",
+            "grade",
+            str(tmp_path / "sub"),
+            "--part",
+            "bleu",
+            "--json",
+            str(out / "results.json"),
+            "--staff",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     staff = out / "staff.txt"
     assert stat.S_IMODE(staff.stat().st_mode) == 0o600 and "(for the course staff only)" in run.stdout
     text, results = staff.read_text(), json.loads((out / "results.json").read_text())
     hidden = [t for t in results["tests"] if "hidden" in t["tags"]]
-    assert hidden and all(t["output"] == "your code raised NotImplementedError (an unwritten TODO)"
-                          for t in hidden), hidden
+    assert hidden and all(t["output"] == "your code raised NotImplementedError (an unwritten TODO)" for t in hidden), (
+        hidden
+    )
     assert 'File "bleu.py", line' in text and 'File "bleu.py", line' not in json.dumps(results)
     assert all(f"{t['number']} bleu." in text for t in results["tests"])

@@ -1,4 +1,5 @@
 """Student stubs: generated from the solutions without drift, marker lint, and the generator itself."""
+
 from __future__ import annotations
 
 import ast
@@ -30,9 +31,13 @@ def todo_raises(text: str) -> list[tuple[str, ast.Raise]]:
                 inner = names + [child.name]
                 visit(child, inner, function if isinstance(child, ast.ClassDef) else ".".join(inner))
                 continue
-            if (isinstance(child, ast.Raise) and isinstance(child.exc, ast.Call)
-                    and getattr(child.exc.func, "id", None) == "NotImplementedError"
-                    and child.exc.args and str(getattr(child.exc.args[0], "value", "")).startswith("Part ")):
+            if (
+                isinstance(child, ast.Raise)
+                and isinstance(child.exc, ast.Call)
+                and getattr(child.exc.func, "id", None) == "NotImplementedError"
+                and child.exc.args
+                and str(getattr(child.exc.args[0], "value", "")).startswith("Part ")
+            ):
                 found.append((function, child))
             visit(child, names, function)
 
@@ -42,23 +47,29 @@ def todo_raises(text: str) -> list[tuple[str, ast.Raise]]:
 
 # (a) drift
 
+
 @pytest.mark.parametrize("module", PRESENT)
 def test_committed_stub_is_generated(module):
     expected = stubs.strip_solutions((SOLUTIONS / f"{module}.py").read_text(encoding="utf-8"), module)
     committed = ASSIGNMENTS / f"{module}.py"
     assert committed.exists(), f"assignments/{module}.py is missing: run `python -m instructor stubs`"
     if committed.read_text(encoding="utf-8") != expected:
-        pytest.fail("stub drifted from its solution; run `python -m instructor stubs`\n"
-                    + stubs.stub_diff(module, expected, ASSIGNMENTS), pytrace=False)
+        pytest.fail(
+            "stub drifted from its solution; run `python -m instructor stubs`\n"
+            + stubs.stub_diff(module, expected, ASSIGNMENTS),
+            pytrace=False,
+        )
 
 
 def test_cli_check_passes_on_the_repository():
-    result = subprocess.run([sys.executable, "-m", "instructor", "stubs", "--check"], cwd=ROOT,
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "instructor", "stubs", "--check"], cwd=ROOT, capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 # (b) lint of the real files
+
 
 def test_lint_passes_on_solutions_and_stubs():
     errors = stubs.lint_all(SOLUTIONS, ASSIGNMENTS)
@@ -66,6 +77,7 @@ def test_lint_passes_on_solutions_and_stubs():
 
 
 # (c) stubs import, and every region became a named raise
+
 
 @pytest.mark.parametrize("module", PRESENT)
 def test_stub_imports_and_names_every_todo(module):
@@ -89,12 +101,18 @@ def test_stub_imports_and_names_every_todo(module):
         obj = imported
         for name in function.split("."):
             obj = getattr(obj, name, None)
-        body = [s for s in _definition(stub, function).body
-                if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        body = [
+            s
+            for s in _definition(stub, function).body
+            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        ]
         if obj is None or not callable(obj) or body[0].lineno != node.lineno:
             continue  # a nested function, or given code runs before the raise
-        required = [p for p in inspect.signature(obj).parameters.values()
-                    if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        required = [
+            p
+            for p in inspect.signature(obj).parameters.values()
+            if p.default is p.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
         positional = [None for p in required if p.kind != p.KEYWORD_ONLY]
         keywords = {p.name: None for p in required if p.kind == p.KEYWORD_ONLY}
         with pytest.raises(NotImplementedError, match=rf"^Part {part} \({module}\): {function} is not"):
@@ -110,6 +128,7 @@ def _definition(text: str, qualname: str) -> ast.AST:
 
 
 # (d) the lint on synthetic texts
+
 
 def lint(text: str) -> list[str]:
     """Lint a dedented synthetic solution named s.py."""
@@ -202,7 +221,8 @@ def test_lint_reports_region_outside_functions():
 
 
 def test_lint_accepts_two_regions_in_one_function_and_a_nested_helper():
-    assert lint("""\
+    assert (
+        lint("""\
         def f(x):
             ### BEGIN SOLUTION
             def helper(y):
@@ -212,13 +232,14 @@ def test_lint_accepts_two_regions_in_one_function_and_a_nested_helper():
             ### BEGIN SOLUTION
             return helper(x)
             ### END SOLUTION
-        """) == []
+        """)
+        == []
+    )
 
 
 def test_lint_stub_reports_leftover_markers_and_syntax_errors():
     errors = stubs.lint_stub("def f():\n    ### END SOLUTION\n    # BEGIN HIDDEN TESTS\n    pass\n", "a.py")
-    assert errors == ["a.py:2: leftover marker 'END SOLUTION'",
-                      "a.py:3: leftover marker 'BEGIN HIDDEN TESTS'"]
+    assert errors == ["a.py:2: leftover marker 'END SOLUTION'", "a.py:3: leftover marker 'BEGIN HIDDEN TESTS'"]
     assert stubs.lint_stub("def f(:\n", "a.py") == ["a.py:1: does not parse: invalid syntax"]
 
 
@@ -286,7 +307,7 @@ def test_strip_solutions_exact_output():
 
 
 def test_strip_solutions_drops_hidden_tests_and_keeps_plain_modules():
-    text = 'x = 1\n### BEGIN HIDDEN TESTS\nassert x == 1\n### END HIDDEN TESTS\n'
+    text = "x = 1\n### BEGIN HIDDEN TESTS\nassert x == 1\n### END HIDDEN TESTS\n"
     header = "# Generated from the reference bleu.py by `python -m instructor stubs`; do not edit by hand.\n"
     assert stubs.strip_solutions(text, "bleu") == header + "x = 1\n"
     # nbgrader would replace a whole solution cell without regions; a module without TODOs stays as is.
@@ -301,6 +322,7 @@ def test_strip_solutions_fails_loudly():
 
 
 # Drift and lint fail on a broken synthetic project (never on the real files).
+
 
 def test_drift_and_lint_fail_when_broken(tmp_path, capsys):
     (tmp_path / "solutions").mkdir()

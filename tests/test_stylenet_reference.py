@@ -1,4 +1,5 @@
 """The Part 7 reference: the factored cell against nn.LSTMCell, and the styled update's isolation."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,8 +9,15 @@ from torch import nn
 from shared.captions import is_styled
 from shared.vocab import END, PAD, START, STYLE_IDS, VOCAB_SIZE, decode_batch
 from solutions.show_and_tell import caption_loss
-from solutions.stylenet import (T_STYLE, FactoredLSTMCell, StyleNet, style_captions, styled_corpus,
-                                styled_text_step, train_stylenet)
+from solutions.stylenet import (
+    T_STYLE,
+    FactoredLSTMCell,
+    StyleNet,
+    style_captions,
+    styled_corpus,
+    styled_text_step,
+    train_stylenet,
+)
 
 E, H, R = 12, 10, 6
 
@@ -27,7 +35,7 @@ def test_shapes_and_initialisation():
     cell = _cell(dtype=torch.float32)
     assert cell.U.shape == (4 * H, R) and cell.V.shape == (R, E) and cell.b.shape == (4 * H,)
     assert set(cell.S.keys()) == {"factual", "romantic"} and cell.S["factual"].shape == (R, R)
-    assert torch.all(cell.b[H:2 * H] == 2) and torch.all(cell.b[:H] == 0) and torch.all(cell.b[2 * H:] == 0)
+    assert torch.all(cell.b[H : 2 * H] == 2) and torch.all(cell.b[:H] == 0) and torch.all(cell.b[2 * H :] == 0)
     assert cell.style == "factual" and cell.mix is None
     assert cell.input_weight().shape == (4 * H, E)
 

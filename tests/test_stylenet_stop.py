@@ -3,6 +3,7 @@ captions reach the threshold, as the kit's loop does for Parts 1, 4, 5 and 6: th
 (autograder/worker/recipes/stylenet.py) passes train_stylenet a styled_step that runs the student's update and,
 after each epoch's last one, sends the captions of the model as it stands for judging. A stopped run must be the
 shorter run exactly, and a run never stopped the run without judging."""
+
 import pytest
 import torch
 
@@ -26,8 +27,9 @@ def split(tmp_path) -> str:
 def references(monkeypatch):
     """The references the recipe uses, and a styled corpus of 64 captions in place of 3000 (rendering fewer
     scenes; the recipe takes the student module's styled_corpus())."""
-    monkeypatch.setattr(recipes, "REFERENCES", {"show_and_tell": solutions.show_and_tell,
-                                                "decoding": solutions.decoding})
+    monkeypatch.setattr(
+        recipes, "REFERENCES", {"show_and_tell": solutions.show_and_tell, "decoding": solutions.decoding}
+    )
     corpus = solutions.stylenet.styled_corpus(64, seed=7)
     monkeypatch.setattr(solutions.stylenet, "styled_corpus", lambda: corpus)
 
@@ -37,10 +39,18 @@ def train(split: str, epochs: int, evaluate=None) -> dict:
     (as a worker's progress messages reach it), else with no grader to judge (nothing is judged)."""
     if evaluate is not None:
         recipes._report_progress = lambda epoch, n, loss, tokens=None: (
-            tokens is not None and evaluate(epoch, n, tokens) is True)
+            tokens is not None and evaluate(epoch, n, tokens) is True
+        )
     try:
-        return stylenet_recipes.train_and_decode(solutions.stylenet, data=split, epochs=epochs, batch_size=BATCH,
-                                                 lr=3e-3, seed=0, max_len=solutions.stylenet.T_STYLE)
+        return stylenet_recipes.train_and_decode(
+            solutions.stylenet,
+            data=split,
+            epochs=epochs,
+            batch_size=BATCH,
+            lr=3e-3,
+            seed=0,
+            max_len=solutions.stylenet.T_STYLE,
+        )
     finally:
         recipes._report_progress = None
 
@@ -57,6 +67,7 @@ def test_a_stopped_stylenet_run_is_the_shorter_run_exactly(split, references):
     def stop_after_two(epoch, epochs, tokens):
         judged.append((epoch, epochs, {style: t.clone() for style, t in tokens.items()}))
         return epoch == 2
+
     stopped = train(split, 4, stop_after_two)
     assert [(e, n) for e, n, _ in judged] == [(1, 4), (2, 4)]
     # what it returns is what the grader judged at epoch 2, and the run of 2 epochs, bit for bit
@@ -67,5 +78,5 @@ def test_a_stopped_stylenet_run_is_the_shorter_run_exactly(split, references):
 def test_a_stylenet_run_never_stopped_trains_as_without_judging(split, references):
     judged = []
     judged_run = train(split, 3, lambda epoch, epochs, tokens: judged.append(epoch) and False)
-    assert judged == [1, 2]   # every epoch but the last, once each
+    assert judged == [1, 2]  # every epoch but the last, once each
     assert_same_reply(judged_run, train(split, 3))

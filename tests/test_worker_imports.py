@@ -2,6 +2,7 @@
 whose recipes use it, and nothing of torch for a part whose recipes take and return plain data (recipes.WITHOUT_TORCH,
 Part 3), which spares that part's zygote torch's import. A student's module that imports torch itself still gets it
 set up as every other worker has it: one thread, its generator seeded before each call."""
+
 import subprocess
 import sys
 
@@ -9,8 +10,8 @@ import pytest
 import torch
 
 from autograder.public.client import SEPARATE_PROCESS, Worker, copy_runtime
-from shared.parts import MODULES
 from autograder.worker.recipes import WITHOUT_TORCH
+from shared.parts import MODULES
 
 # A student's BLEU module that reports, through ngram_counts (a Counter with one key), what its worker holds.
 # sys.modules by names built at run time: the source scan refuses a module that names it (A55, A64)
@@ -49,9 +50,9 @@ def _key(worker: Worker):
 def test_a_bleu_worker_imports_no_torch_in_either_phase(tmp_path):
     worker = _worker(tmp_path, REPORTS_TORCH)
     try:
-        assert _key(worker) == ()      # the public checks' worker, forked from the zygote
+        assert _key(worker) == ()  # the public checks' worker, forked from the zygote
         worker.serve_hidden()
-        assert _key(worker) == ()      # the hidden checks' worker: the zygote itself
+        assert _key(worker) == ()  # the hidden checks' worker: the zygote itself
     finally:
         worker.close()
 
@@ -62,7 +63,7 @@ def test_a_bleu_module_that_imports_torch_gets_one_thread_and_a_seeded_generator
     expected = (1, torch.rand(1).item())
     try:
         assert _key(worker) == expected
-        assert _key(worker) == expected   # seeded again before every call
+        assert _key(worker) == expected  # seeded again before every call
     finally:
         worker.close()
 

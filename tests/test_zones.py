@@ -10,6 +10,7 @@ module, read with `ast` (lazy imports inside functions and importlib.import_modu
              the notebook's own packages (otter, matplotlib, IPython: shared/notebook.py, shared/plotting.py);
              never the grader, the public checks, the reference solutions or the instructor's tools.
 """
+
 import ast
 import sys
 from pathlib import Path
@@ -30,7 +31,7 @@ def imported_names(source: str, path: str) -> list[tuple[int, str]]:
             found += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:  # relative: resolve against the module's own package
-                package = Path(path).with_suffix("").parts[:-node.level]
+                package = Path(path).with_suffix("").parts[: -node.level]
                 base = ".".join(package + ((node.module,) if node.module else ()))
             else:
                 base = node.module
@@ -45,8 +46,9 @@ def imported_names(source: str, path: str) -> list[tuple[int, str]]:
 
 
 def _is_dynamic_import(func: ast.expr) -> bool:
-    return (isinstance(func, ast.Attribute) and func.attr == "import_module") or \
-        (isinstance(func, ast.Name) and func.id in ("import_module", "__import__"))
+    return (isinstance(func, ast.Attribute) and func.attr == "import_module") or (
+        isinstance(func, ast.Name) and func.id in ("import_module", "__import__")
+    )
 
 
 def _within(name: str, *packages: str) -> bool:
@@ -55,8 +57,11 @@ def _within(name: str, *packages: str) -> bool:
 
 def worker_may_import(name: str) -> bool:
     top = name.split(".")[0]
-    return _within(name, "autograder.worker", "shared", "torch", "numpy", "pyseccomp") or name == "autograder" or \
-        (top in STANDARD_LIBRARY and top not in KIT)
+    return (
+        _within(name, "autograder.worker", "shared", "torch", "numpy", "pyseccomp")
+        or name == "autograder"
+        or (top in STANDARD_LIBRARY and top not in KIT)
+    )
 
 
 def public_may_import(name: str) -> bool:
@@ -98,22 +103,32 @@ def test_zone_imports_stay_inside_its_trust(zone):
     assert crossings(zone, RULES[zone]) == []
 
 
-@pytest.mark.parametrize("source, zone, crossing", [
-    ("from autograder.grader.context import hidden_seed\n", "autograder/worker", "autograder.grader.context"),
-    ("import solutions.decoding\n", "autograder/worker", "solutions.decoding"),
-    ("def f():\n    from autograder.public.compare import expect\n", "autograder/worker", "autograder.public.compare"),
-    ("import hypothesis\n", "autograder/worker", "hypothesis"),
-    ("from ..grader import engine\n", "autograder/public", "autograder.grader"),
-    ("import importlib\nimportlib.import_module(f'autograder.grader.checks.{part}')\n", "autograder/public",
-     "autograder.grader.checks."),
-    ("from solutions import bleu as reference\n", "autograder/public/checks", "solutions"),
-    ("from instructor.stubs import generate_stubs\n", "autograder/public", "instructor.stubs"),
-    ("from autograder.grader.context import hidden_seed\n", "shared", "autograder.grader.context"),
-    ("def f():\n    from solutions.bleu import bleu\n", "shared", "solutions.bleu"),
-    ("import instructor.reproduce\n", "shared", "instructor.reproduce"),
-    ("from autograder.public.compare import expect_close\n", "shared", "autograder.public.compare"),
-    ("import hypothesis\n", "shared", "hypothesis"),
-])
+@pytest.mark.parametrize(
+    "source, zone, crossing",
+    [
+        ("from autograder.grader.context import hidden_seed\n", "autograder/worker", "autograder.grader.context"),
+        ("import solutions.decoding\n", "autograder/worker", "solutions.decoding"),
+        (
+            "def f():\n    from autograder.public.compare import expect\n",
+            "autograder/worker",
+            "autograder.public.compare",
+        ),
+        ("import hypothesis\n", "autograder/worker", "hypothesis"),
+        ("from ..grader import engine\n", "autograder/public", "autograder.grader"),
+        (
+            "import importlib\nimportlib.import_module(f'autograder.grader.checks.{part}')\n",
+            "autograder/public",
+            "autograder.grader.checks.",
+        ),
+        ("from solutions import bleu as reference\n", "autograder/public/checks", "solutions"),
+        ("from instructor.stubs import generate_stubs\n", "autograder/public", "instructor.stubs"),
+        ("from autograder.grader.context import hidden_seed\n", "shared", "autograder.grader.context"),
+        ("def f():\n    from solutions.bleu import bleu\n", "shared", "solutions.bleu"),
+        ("import instructor.reproduce\n", "shared", "instructor.reproduce"),
+        ("from autograder.public.compare import expect_close\n", "shared", "autograder.public.compare"),
+        ("import hypothesis\n", "shared", "hypothesis"),
+    ],
+)
 def test_a_crossing_is_found(source, zone, crossing):
     """Each kind of crossing the rules forbid, planted in a module of the zone, is reported."""
     path = f"{zone}/planted.py"
@@ -134,23 +149,49 @@ def test_every_part_has_its_public_checks_in_the_public_zone_and_none_imports_a_
 
 
 def test_what_the_zones_may_import_is_allowed():
-    assert all(worker_may_import(n) for n in ("autograder.worker.protocol", "shared.vocab", "torch.nn", "numpy",
-                                              "os", "importlib.util", "__future__"))
-    assert all(public_may_import(n) for n in ("autograder.worker.protocol", "autograder.public.compare", "hypothesis",
-                                              "jsonschema", "shared.parts", "torch"))
-    assert all(shared_may_import(n) for n in ("shared.vocab", "torch.nn", "numpy", "matplotlib.pyplot", "otter",
-                                              "IPython", "hashlib"))
+    assert all(
+        worker_may_import(n)
+        for n in (
+            "autograder.worker.protocol",
+            "shared.vocab",
+            "torch.nn",
+            "numpy",
+            "os",
+            "importlib.util",
+            "__future__",
+        )
+    )
+    assert all(
+        public_may_import(n)
+        for n in (
+            "autograder.worker.protocol",
+            "autograder.public.compare",
+            "hypothesis",
+            "jsonschema",
+            "shared.parts",
+            "torch",
+        )
+    )
+    assert all(
+        shared_may_import(n)
+        for n in ("shared.vocab", "torch.nn", "numpy", "matplotlib.pyplot", "otter", "IPython", "hashlib")
+    )
 
 
 # -- no import circle ----------------------------------------------------------------------------------------------
+
 
 def _kit_imports(source: str, path: str, modules: set[str]) -> set[str]:
     """The kit's modules that `source` imports anywhere (functions included), but under `if TYPE_CHECKING:`: a name
     `from package import name` counts as the module package.name where there is one."""
     tree = ast.parse(source, path)
-    typing_only = {id(n) for node in ast.walk(tree) if isinstance(node, ast.If)
-                   and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
-                   for statement in node.body for n in ast.walk(statement)}
+    typing_only = {
+        id(n)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+        for statement in node.body
+        for n in ast.walk(statement)
+    }
     found = set()
     for node in ast.walk(tree):
         if id(node) in typing_only:
@@ -158,8 +199,11 @@ def _kit_imports(source: str, path: str, modules: set[str]) -> set[str]:
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names if alias.name in modules}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found |= {f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
-                      for a in node.names if f"{node.module}.{a.name}" in modules or node.module in modules}
+            found |= {
+                f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                for a in node.names
+                if f"{node.module}.{a.name}" in modules or node.module in modules
+            }
     return found
 
 
@@ -189,8 +233,14 @@ def test_no_module_of_the_kit_imports_itself_back_even_lazily():
 
 
 def test_an_import_circle_is_found_even_inside_a_function():
-    planted = {"kit.a": "from kit import b\n", "kit.b": "def f():\n    from kit.c import g\n",
-               "kit.c": "import kit.a\n", "kit": ""}
+    planted = {
+        "kit.a": "from kit import b\n",
+        "kit.b": "def f():\n    from kit.c import g\n",
+        "kit.c": "import kit.a\n",
+        "kit": "",
+    }
     assert set(import_cycle(planted)) == {"kit.a", "kit.b", "kit.c"}
-    assert import_cycle({**planted, "kit.c": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import kit.a\n"}) \
+    assert (
+        import_cycle({**planted, "kit.c": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import kit.a\n"})
         is None
+    )

@@ -18,6 +18,7 @@ in a local process pool with --jobs N, on any machine of a dask.distributed clus
 the documents to write; only the coordinator writes into DIR. A worker needs the kit and the hidden seed
 installed, never the submissions folder or DIR.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -41,11 +42,18 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from autograder.grader.grades_table import (
+    GRADES_CSV,
+    HISTOGRAMS,
+    MAXIMA_CSV,
+    maxima,
+    owner_only,
+    row_from_results,
+    write_csv,
+)
 from autograder.grader.intake import Submission, discover, unpack
 from autograder.grader.intake import describe_error as describe_intake_error
 from autograder.public import limits
-from autograder.grader.grades_table import (GRADES_CSV, HISTOGRAMS, MAXIMA_CSV, maxima, owner_only,
-                                             row_from_results, write_csv)
 from autograder.public.progress import for_terminal
 from shared.parts import MODULES, PARTS
 
@@ -57,6 +65,7 @@ CARRIED_BYTES = 1024 * 1024 + 1
 
 # -- one submission, on a worker -------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Job:
     """Everything a worker needs to grade one submission, as plain data.
@@ -65,14 +74,15 @@ class Job:
     submission's module files as the staging step will find them (a link or a folder is refused there, with the
     same message as in a local grade). parts: the parts to grade (None: all). kit: kit_fingerprint() of the
     coordinator, so that a worker with another version of the kit or another hidden seed refuses to grade."""
+
     id: str
     name: str
     files: dict
     parts: tuple[str, ...] | None
     report: bool
     kit: str
-    watchdog: float | None = None   # wall-clock seconds the grade may take (None: default_watchdog())
-    trained_figures: bool = True    # the report with the figures of the trained models (html.WITHOUT_TRAINED_FIGURES)
+    watchdog: float | None = None  # wall-clock seconds the grade may take (None: default_watchdog())
+    trained_figures: bool = True  # the report with the figures of the trained models (html.WITHOUT_TRAINED_FIGURES)
 
 
 class KitMismatch(RuntimeError):
@@ -108,7 +118,7 @@ def materialise(files: dict, folder: Path) -> Path:
         if entry[0] == "file":
             path.write_bytes(entry[1])
             if entry[2] > len(entry[1]):
-                os.truncate(path, entry[2])   # sparse: staging reads the true size and refuses the file
+                os.truncate(path, entry[2])  # sparse: staging reads the true size and refuses the file
         elif entry[0] == "link":
             path.symlink_to("a-symbolic-link-in-the-submission")
         else:
@@ -162,33 +172,41 @@ def grade_job(job: Job, progress: str | None = None) -> dict:
     with _ONE_GRADE:
         _KIT = _KIT or kit_fingerprint()
         if job.kit != _KIT:
-            raise KitMismatch("this worker's kit (code, hidden seed or torch version) differs from the "
-                              "coordinator's; install the same kit and hidden seed on every worker (docs/batch.md)")
+            raise KitMismatch(
+                "this worker's kit (code, hidden seed or torch version) differs from the "
+                "coordinator's; install the same kit and hidden seed on every worker (docs/batch.md)"
+            )
         return _under_watchdog(job, progress)
 
 
 # The child's program: reads (job, progress, time limits) from the file named first, writes ("ok", outcome) or ("error", exception)
 # to the descriptor named second; ends when its standard input does (the process that started it is gone).
-_CHILD = ("import sys; sys.path.insert(0, sys.argv[1]); from autograder.grader.batch import _child; "
-          "_child(sys.argv[2], int(sys.argv[3]))")
+_CHILD = (
+    "import sys; sys.path.insert(0, sys.argv[1]); from autograder.grader.batch import _child; "
+    "_child(sys.argv[2], int(sys.argv[3]))"
+)
 
 
 def _under_watchdog(job: Job, progress: str | None) -> dict:
     limit = job.watchdog or default_watchdog()
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:   # mode 0700: root's alone
+    with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:  # mode 0700: root's alone
         job_file = Path(tmp) / "job.pickle"
-        job_file.write_bytes(pickle.dumps((job, progress, limits.LIMITS)))   # the limits this process grades under
+        job_file.write_bytes(pickle.dumps((job, progress, limits.LIMITS)))  # the limits this process grades under
         read_end, write_end = os.pipe()
         try:
-            child = subprocess.Popen([sys.executable, "-c", _CHILD, str(ROOT), str(job_file), str(write_end)],
-                                     stdin=subprocess.PIPE, pass_fds=(write_end,), start_new_session=True)
+            child = subprocess.Popen(
+                [sys.executable, "-c", _CHILD, str(ROOT), str(job_file), str(write_end)],
+                stdin=subprocess.PIPE,
+                pass_fds=(write_end,),
+                start_new_session=True,
+            )
         finally:
             os.close(write_end)
         data = None
         try:
             data = _read_until(read_end, started + limit)
-        finally:   # on any way out without the result (an interrupt included), the grading process is ended
+        finally:  # on any way out without the result (an interrupt included), the grading process is ended
             os.close(read_end)
             if data is None:
                 _end(child)
@@ -196,9 +214,9 @@ def _under_watchdog(job: Job, progress: str | None) -> dict:
             child.wait()
     if data is None:
         return _stopped(limit)
-    if not data:   # its traceback, if any, went to this process's standard error
+    if not data:  # its traceback, if any, went to this process's standard error
         raise RuntimeError(f"the grading process ended without a result (exit status {child.returncode})")
-    status, value = pickle.loads(data)   # the grading process's own (student code never runs there)
+    status, value = pickle.loads(data)  # the grading process's own (student code never runs there)
     if status == "error":
         raise value
     return value
@@ -237,10 +255,16 @@ def _end(child: subprocess.Popen) -> None:
 
 def _stopped(seconds: float) -> dict:
     """What grade_job returns for a grade the watchdog ended."""
-    text = (f"grader stopped after {seconds:.0f} s: grading this submission did not end in time; please tell the "
-            "course staff")
-    return {"results": {"score": 0.0, "execution_time": round(seconds, 2), "output": text, "tests": []},
-            "report": None, "staff": text, "stopped": True}
+    text = (
+        f"grader stopped after {seconds:.0f} s: grading this submission did not end in time; please tell the "
+        "course staff"
+    )
+    return {
+        "results": {"score": 0.0, "execution_time": round(seconds, 2), "output": text, "tests": []},
+        "report": None,
+        "staff": text,
+        "stopped": True,
+    }
 
 
 def _child(job_file: str, result_fd: int) -> None:
@@ -272,19 +296,24 @@ def _grade_here(job: Job, progress=None) -> dict:
     from autograder.grader.engine import GradeOptions, grade
     from autograder.grader.results import gradescope_results
 
-    with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:   # mode 0700: root's alone
-        graded = grade(materialise(job.files, Path(tmp) / "submission"),
-                       GradeOptions(parts=job.parts, time_limit=limits.LIMITS.submission), progress=progress)
+    with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:  # mode 0700: root's alone
+        graded = grade(
+            materialise(job.files, Path(tmp) / "submission"),
+            GradeOptions(parts=job.parts, time_limit=limits.LIMITS.submission),
+            progress=progress,
+        )
     from autograder.grader.staff import staff_text
 
     report = None
     if job.report:
         from autograder.grader.report.html import render_report
+
         report = render_report(graded, submission=job.name or job.id, trained_figures=job.trained_figures)
     return {"results": gradescope_results(graded), "report": report, "staff": staff_text(graded, job.name or job.id)}
 
 
 # -- the class, on the coordinator ----------------------------------------------------------------------------
+
 
 def write_histograms(rows: list[dict], path: Path) -> None:
     import matplotlib
@@ -299,8 +328,14 @@ def write_histograms(rows: list[dict], path: Path) -> None:
     for ax, column in zip(axes.flat, [p.module for p in PARTS] + ["total"]):
         values = [float(r.get(column, 0.0)) for r in rows if was_graded(r)]
         # On [0, the column's maximum] whatever the scores (all zero included), bars outlined so neighbours show.
-        ax.hist(values, bins=min(20, max(5, int(top[column]))), range=(0, top[column]), color="#2980b9",
-                edgecolor="white", linewidth=0.8)
+        ax.hist(
+            values,
+            bins=min(20, max(5, int(top[column]))),
+            range=(0, top[column]),
+            color="#2980b9",
+            edgecolor="white",
+            linewidth=0.8,
+        )
         ax.set_xlim(0, top[column])
         ax.set_title(f"{column} (of {top[column]:g})", fontsize=9)
         ax.set_xlabel("points")
@@ -328,11 +363,17 @@ def _done(out: Path, submission: Submission, reports: bool) -> bool:
         return False
     if not reports or (out / submission.id / "report.html").exists():
         return True
-    return _graded_tests(out, submission) == []   # unreadable: there is nothing to report
+    return _graded_tests(out, submission) == []  # unreadable: there is nothing to report
 
 
-def _prepare(submission: Submission, parts: tuple[str, ...] | None, reports: bool, kit: str,
-             watchdog: float | None = None, trained_figures: bool = True) -> Job | str:
+def _prepare(
+    submission: Submission,
+    parts: tuple[str, ...] | None,
+    reports: bool,
+    kit: str,
+    watchdog: float | None = None,
+    trained_figures: bool = True,
+) -> Job | str:
     """The submission's Job, or the reason it cannot be read (a bad zip, an unsafe path, a name the file system
     refuses, an entry zipfile cannot extract: whatever reading it raised)."""
     with tempfile.TemporaryDirectory(prefix="captionkit-intake-") as tmp:
@@ -354,7 +395,7 @@ def _store(out: Path, submission: Submission, outcome: dict, merge: tuple[str, .
     legacy = folder / STAFF_FILE
     document = outcome["results"]
     staff = outcome.get("staff")
-    if merge and not outcome.get("stopped"):   # a grade the watchdog stopped replaces the results: nothing to merge
+    if merge and not outcome.get("stopped"):  # a grade the watchdog stopped replaces the results: nothing to merge
         old = json.loads((folder / "results.json").read_text())
         document = merge_results(old, document, merge)
         earlier = staff_path if staff_path.is_file() else legacy
@@ -371,7 +412,7 @@ def _store(out: Path, submission: Submission, outcome: dict, merge: tuple[str, .
         write_staff(staff, staff_path)
         owner_only(staff_path.parent)
         legacy.unlink(missing_ok=True)
-    write_json_atomic(document, folder / "results.json")   # mkstemp: 0600
+    write_json_atomic(document, folder / "results.json")  # mkstemp: 0600
 
 
 def _unreadable(out: Path, submission: Submission, reason: str) -> None:
@@ -389,8 +430,9 @@ def executor(jobs: int, scheduler: str | None):
         try:
             from distributed import Client
         except ImportError:
-            raise ValueError("--scheduler needs dask.distributed: pip install -e \".[cluster]\" (docs/batch.md)") \
-                from None
+            raise ValueError(
+                '--scheduler needs dask.distributed: pip install -e ".[cluster]" (docs/batch.md)'
+            ) from None
         with Client(scheduler, timeout="30s") as client:
             yield client.get_executor(pure=False)
     elif jobs <= 1:
@@ -409,8 +451,16 @@ def batch_outputs() -> tuple[str, ...]:
     from autograder.grader.similarity import REPORT, TABLE
     from autograder.grader.staff import STAFF_FOLDER
 
-    return (GRADES_CSV, MAXIMA_CSV, HISTOGRAMS, SUMMARY, STAFF_FOLDER, REPORT, TABLE,
-            *(gradebook_file(fmt) for fmt in FORMATS))
+    return (
+        GRADES_CSV,
+        MAXIMA_CSV,
+        HISTOGRAMS,
+        SUMMARY,
+        STAFF_FOLDER,
+        REPORT,
+        TABLE,
+        *(gradebook_file(fmt) for fmt in FORMATS),
+    )
 
 
 def held_back(submissions: list[Submission]) -> dict[Submission, str]:
@@ -425,17 +475,29 @@ def held_back(submissions: list[Submission]) -> dict[Submission, str]:
     for s in submissions:
         same = by_id[s.id.casefold()]
         if s.id.casefold() in reserved:
-            held[s] = (f"the id {s.id!r} is the name of the batch's own {reserved[s.id.casefold()]!r} in the output "
-                       "folder: rename this submission's folder or zip and run the batch again")
+            held[s] = (
+                f"the id {s.id!r} is the name of the batch's own {reserved[s.id.casefold()]!r} in the output "
+                "folder: rename this submission's folder or zip and run the batch again"
+            )
         elif len(same) > 1:
-            held[s] = (f"{len(same)} submissions share the id {s.id!r} ({', '.join(x.source.name for x in same)}): "
-                       "keep one, or give each its own name, and run the batch again")
+            held[s] = (
+                f"{len(same)} submissions share the id {s.id!r} ({', '.join(x.source.name for x in same)}): "
+                "keep one, or give each its own name, and run the batch again"
+            )
     return held
 
 
-def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, reports: bool = False,
-        parts: tuple[str, ...] | None = None, scheduler: str | None = None,
-        watchdog: float | None = None, trained_figures: bool = True) -> list[dict]:
+def run(
+    submissions_root: Path,
+    out: Path,
+    jobs: int = 1,
+    force: bool = False,
+    reports: bool = False,
+    parts: tuple[str, ...] | None = None,
+    scheduler: str | None = None,
+    watchdog: float | None = None,
+    trained_figures: bool = True,
+) -> list[dict]:
     """Grade every submission under `submissions_root` into `out`; return the grades.csv rows. reports: also write
     each submission's feedback report. parts: regrade only these parts of the submissions graded before (merged
     into their results.json). scheduler: the address of a dask.distributed scheduler to grade on. watchdog: the
@@ -445,9 +507,11 @@ def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, r
         raise ValueError(f"watchdog: expected a positive number of seconds, got {watchdog!r}")
     watchdog = watchdog or default_watchdog()
     if parts and (force or reports):
-        raise ValueError("--part regrades parts of graded submissions and merges the results: it goes without "
-                         "--force (which regrades whole submissions) and --reports (a report draws every part from "
-                         "one run: use --reports --force)")
+        raise ValueError(
+            "--part regrades parts of graded submissions and merges the results: it goes without "
+            "--force (which regrades whole submissions) and --reports (a report draws every part from "
+            "one run: use --reports --force)"
+        )
     out.mkdir(parents=True, exist_ok=True)
     # The class's submissions and their results are the staff's alone: no worker may reach a classmate's.
     for folder in (Path(submissions_root), out):
@@ -455,6 +519,7 @@ def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, r
             owner_only(folder)
     submissions = discover(submissions_root)
     from autograder.grader.staff import batch_staff_path
+
     held = held_back(submissions)
     # With `parts`: the parts to regrade and merge, per submission graded before (the others are graded in full).
     merge = {s.id: tuple(parts) for s in submissions if parts and s not in held and _graded_tests(out, s)}
@@ -473,16 +538,18 @@ def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, r
             failures[s.id] = f"{type(exc).__name__}: {exc}"[:300]
 
     kit = kit_fingerprint()
-    with executor(jobs, scheduler) as pool, \
-            tqdm(total=len(submissions), initial=len(submissions) - len(todo), unit="submission") as bar:
+    with (
+        executor(jobs, scheduler) as pool,
+        tqdm(total=len(submissions), initial=len(submissions) - len(todo), unit="submission") as bar,
+    ):
         futures = {}
         for s in todo:
             job = _prepare(s, merge.get(s.id), reports, kit, watchdog, trained_figures)
             if isinstance(job, str):
                 _unreadable(out, s, job)
                 bar.update()
-            elif pool is None:   # --jobs 1: a second bar (or a line per part) says where this submission is
-                finish(s, lambda: grade_job(job, progress=f"{s.id}: "))
+            elif pool is None:  # --jobs 1: a second bar (or a line per part) says where this submission is
+                finish(s, lambda job=job, s=s: grade_job(job, progress=f"{s.id}: "))
                 bar.update()
             else:
                 futures[pool.submit(grade_job, job)] = s
@@ -501,6 +568,7 @@ def run(submissions_root: Path, out: Path, jobs: int = 1, force: bool = False, r
     write_csv(rows, out / GRADES_CSV)
     write_histograms(rows, out / HISTOGRAMS)
     from autograder.grader.report import write_summary
+
     write_summary(rows, out)
     for path in out.iterdir():
         if path.is_file():

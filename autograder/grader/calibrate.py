@@ -11,6 +11,7 @@ machines may use.
 Each part with a training check has its spec in autograder/grader/training/ (SPECS): the reference's run, its
 score and the threshold.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,8 +28,11 @@ from autograder.public.compare import CheckFailed
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m autograder.grader.calibrate", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m autograder.grader.calibrate",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--seeds", type=int, default=5, help="how many training seeds (default 5)")
     parser.add_argument("--first", type=int, default=0, help="offset of the first training seed (default 0)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1, as graded)")
@@ -41,19 +45,20 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--first: expected 0 or more, got {args.first}")
     torch.set_num_threads(1)
     ctx = GradingContext(Path(tempfile.mkdtemp(prefix="captionkit-calibrate-")))
-    ctx.data   # the hidden data as a grade loads it (one thread: the encoder's outputs depend on the thread count)
-    torch.set_num_threads(args.threads)   # the training runs' thread count
+    ctx.data  # noqa: B018 (the hidden data as a grade loads it (one thread: the encoder's outputs depend on the thread count)
+    torch.set_num_threads(args.threads)  # the training runs' thread count
     offsets = range(args.first, args.first + args.seeds)
-    print(f"hidden data seed {ctx.seed}; training seeds +{offsets[0]} .. +{offsets[-1]}; "
-          f"{args.threads} thread{'s' if args.threads > 1 else ''}\n")
-    print("| part | " + " | ".join(f"seed +{i}" for i in offsets) +
-          " | min | mean | sd | threshold | CPU s per run |")
+    print(
+        f"hidden data seed {ctx.seed}; training seeds +{offsets[0]} .. +{offsets[-1]}; "
+        f"{args.threads} thread{'s' if args.threads > 1 else ''}\n"
+    )
+    print("| part | " + " | ".join(f"seed +{i}" for i in offsets) + " | min | mean | sd | threshold | CPU s per run |")
     print("|---" * (args.seeds + 6) + "|", flush=True)
     failures = []
     for part in args.part or SPECS:
         spec = SPECS[part]
         scores, failed, t0 = [], [], time.process_time()
-        extra_rows: dict[str, tuple] = {}   # the reply checks' rows: name -> (values, threshold or "")
+        extra_rows: dict[str, tuple] = {}  # the reply checks' rows: name -> (values, threshold or "")
         for i in offsets:
             if spec.reply_checks:
                 score, verdict = calibrate_with_reply_checks(spec, ctx, i, extra_rows, failed)
@@ -67,16 +72,20 @@ def main(argv: list[str] | None = None) -> int:
         for name, (values, threshold) in extra_rows.items():
             print(row(f"{part} {name}", values, threshold, None), flush=True)
         failures.extend(f"{part} seed {line}" for line in failed)
-    print("\nthe checks' verdicts on the reference: " + ("pass on every seed" if not failures else
-                                                          "FAIL on " + "; ".join(failures)))
+    print(
+        "\nthe checks' verdicts on the reference: "
+        + ("pass on every seed" if not failures else "FAIL on " + "; ".join(failures))
+    )
     return 1 if failures else 0
 
 
 def row(name: str, values: list[float], threshold, per_run: float | None) -> str:
     """One line of the table: each seed's value, min, mean, sd, the threshold and the CPU seconds per run."""
     sd = statistics.stdev(values) if len(values) > 1 else 0.0
-    return (f"| {name} | " + " | ".join(f"{v:.3f}" for v in values) + f" | {min(values):.3f} | "
-            f"{statistics.mean(values):.3f} | {sd:.3f} | {threshold} | {'' if per_run is None else f'{per_run:.1f}'} |")
+    return (
+        f"| {name} | " + " | ".join(f"{v:.3f}" for v in values) + f" | {min(values):.3f} | "
+        f"{statistics.mean(values):.3f} | {sd:.3f} | {threshold} | {'' if per_run is None else f'{per_run:.1f}'} |"
+    )
 
 
 def calibrate_with_reply_checks(spec, ctx: GradingContext, offset: int, rows: dict, failed: list) -> tuple:
@@ -88,6 +97,7 @@ def calibrate_with_reply_checks(spec, ctx: GradingContext, offset: int, rows: di
 
     def add(name: str, value: float, threshold="") -> None:
         rows.setdefault(name, ([], threshold))[0].append(value)
+
     add("epoch the run stops", run.epoch)
     for extra in spec.reply_checks:
         add(f"{extra.metric} at the stop", extra.score(run.stopped, ctx), extra.threshold)

@@ -1,23 +1,24 @@
 """Command line of the grader: one handler per command.
 
-    python -m autograder grade SUBMISSION_DIR [--json PATH] [--report PATH.html] [--staff [PATH]] [--public-only]
-                               [--part MODULE ...]
-    python -m autograder check [DIR] [--part MODULE ...] [--train]
-                                         # the public checks on your working copy (default: assignments/);
-                                         # --train: the training checks' runs on the public data instead;
-                                         # exit status 1 when a check fails
-    python -m autograder demo [--json PATH] [--report PATH.html]   # grade the bundled, partly correct sample
-    python -m autograder batch SUBMISSIONS --out DIR [--jobs N | --scheduler ADDRESS] [--part MODULE ...] [--force]
-                               [--reports] [--gradebook canvas|long] [--similarity]
-                                         # a whole class, for TAs (docs/batch.md, docs/ta.md)
-    python -m autograder gradebook DIR --format canvas|long --out FILE [--submissions SUBMISSIONS]
-                                         # a batch's grades as Canvas's gradebook import or one row per check
-    python -m autograder similarity SUBMISSIONS --out DIR [--threshold 0.5]
-                                         # which submissions share code, per part (staff only)
-    python -m autograder reference-curves   # re-measure the reference's training curves the reports draw
-    python -m autograder gradescope-zip --out autograder.zip [--seed N | --new-seed]
-    python -m autograder gradescope-run [--root /autograder]   # inside Gradescope's container
+python -m autograder grade SUBMISSION_DIR [--json PATH] [--report PATH.html] [--staff [PATH]] [--public-only]
+                           [--part MODULE ...]
+python -m autograder check [DIR] [--part MODULE ...] [--train]
+                                     # the public checks on your working copy (default: assignments/);
+                                     # --train: the training checks' runs on the public data instead;
+                                     # exit status 1 when a check fails
+python -m autograder demo [--json PATH] [--report PATH.html]   # grade the bundled, partly correct sample
+python -m autograder batch SUBMISSIONS --out DIR [--jobs N | --scheduler ADDRESS] [--part MODULE ...] [--force]
+                           [--reports] [--gradebook canvas|long] [--similarity]
+                                     # a whole class, for TAs (docs/batch.md, docs/ta.md)
+python -m autograder gradebook DIR --format canvas|long --out FILE [--submissions SUBMISSIONS]
+                                     # a batch's grades as Canvas's gradebook import or one row per check
+python -m autograder similarity SUBMISSIONS --out DIR [--threshold 0.5]
+                                     # which submissions share code, per part (staff only)
+python -m autograder reference-curves   # re-measure the reference's training curves the reports draw
+python -m autograder gradescope-zip --out autograder.zip [--seed N | --new-seed]
+python -m autograder gradescope-run [--root /autograder]   # inside Gradescope's container
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,13 +39,19 @@ def grade(args) -> int:
     parts = tuple(args.part) if args.part else None
     from autograder.grader.engine import GradeOptions
 
-    report = _graded(args.submission, GradeOptions(parts=parts, public_only=args.public_only),
-                     json_output=args.json is not None)
+    report = _graded(
+        args.submission, GradeOptions(parts=parts, public_only=args.public_only), json_output=args.json is not None
+    )
     name = args.submission.resolve().name
     _show(report, args.json, args.report, name, trained_figures=not args.no_trained_figures)
     if args.staff:
-        from autograder.grader.staff import (STAFF_FILE, staff_text, with_written_answers, write_staff,
-                                             written_answers_text)
+        from autograder.grader.staff import (
+            STAFF_FILE,
+            staff_text,
+            with_written_answers,
+            write_staff,
+            written_answers_text,
+        )
 
         path = args.staff if args.staff is not True else (args.json.parent if args.json else Path(".")) / STAFF_FILE
         text = with_written_answers(staff_text(report, name), written_answers_text(args.submission))
@@ -81,28 +88,36 @@ def check_training(folder: Path, parts: tuple[str, ...] | None) -> int:
     from autograder.grader.context import PublicContext
     from autograder.grader.engine import REFERENCES, SOLUTIONS, sandboxed_workers
     from autograder.grader.isolation import detect
-    from autograder.public.client import copy_runtime
     from autograder.grader.training import SPECS, run_within_budget
     from autograder.public import training
+    from autograder.public.client import copy_runtime
     from autograder.public.limits import part_deadline
     from autograder.public.progress import for_terminal
 
     trained = tuple(p for p in SPECS if (parts is None or p in parts) and (folder / f"{p}.py").is_file())
     if not trained:
-        raise UsageError(f"{folder}: none of the trained parts' modules ({', '.join(f'{p}.py' for p in SPECS)})"
-                         + (f" among --part {' '.join(parts)}" if parts else ""))
-    torch.set_num_threads(1)   # as a grade: the encoder's cache and the reference's timed epoch are one thread's
+        raise UsageError(
+            f"{folder}: none of the trained parts' modules ({', '.join(f'{p}.py' for p in SPECS)})"
+            + (f" among --part {' '.join(parts)}" if parts else "")
+        )
+    torch.set_num_threads(1)  # as a grade: the encoder's cache and the reference's timed epoch are one thread's
     with tempfile.TemporaryDirectory(prefix="captionkit-train-") as tmp:
-        os.chmod(tmp, 0o711)   # the sandbox user reaches the shared inputs below it, and lists nothing
+        os.chmod(tmp, 0o711)  # the sandbox user reaches the shared inputs below it, and lists nothing
         ctx = PublicContext(Path(tmp) / "grader", shared=Path(tmp) / "shared")
-        ctx.time_optimizer_import()   # before any worker exists, as a grade does (every budget counts it)
+        ctx.time_optimizer_import()  # before any worker exists, as a grade does (every budget counts it)
         workers = sandboxed_workers(copy_runtime(Path(tmp) / "runtime"), detect())
 
         def start(part: str):
             references = {name: (SOLUTIONS / f"{name}.py").read_text() for name in REFERENCES[part]}
             return workers(part, folder, Path(tmp) / part, references, part_deadline())
-        runs = training.train_parts(trained, start, lambda part, worker, train: run_within_budget(
-            SPECS[part], worker, ctx, train), training.public_inputs(Path(tmp) / "public", ctx.data), for_terminal())
+
+        runs = training.train_parts(
+            trained,
+            start,
+            lambda part, worker, train: run_within_budget(SPECS[part], worker, ctx, train),
+            training.public_inputs(Path(tmp) / "public", ctx.data),
+            for_terminal(),
+        )
     print(training.table(runs))
     return 0 if all(run.passed for run in runs) else 1
 
@@ -127,27 +142,36 @@ def batch(args) -> int:
 
     if args.jobs < 1:
         raise UsageError(f"--jobs: expected a whole number >= 1, got {args.jobs}")
-    if args.similarity:   # first, so that the summary the batch writes links the report
+    if args.similarity:  # first, so that the summary the batch writes links the report
         similarity(args)
     try:
-        rows = batch_grading.run(args.submissions, args.out, jobs=args.jobs, force=args.force, reports=args.reports,
-                                 parts=tuple(args.part) if args.part else None, scheduler=args.scheduler,
-                                 watchdog=args.watchdog, trained_figures=not args.no_trained_figures)
+        rows = batch_grading.run(
+            args.submissions,
+            args.out,
+            jobs=args.jobs,
+            force=args.force,
+            reports=args.reports,
+            parts=tuple(args.part) if args.part else None,
+            scheduler=args.scheduler,
+            watchdog=args.watchdog,
+            trained_figures=not args.no_trained_figures,
+        )
     except (IntakeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     from autograder.grader.results import was_graded
 
-    print(f"graded {sum(was_graded(r) for r in rows)} of {len(rows)} submissions; "
-          f"wrote {args.out / 'grades.csv'} (maxima: grades-maxima.csv), {args.out / 'histograms.png'} and "
-          f"{args.out / 'summary.html'} (staff only: it links each submission's staff view)"
-          + (f" and a report.html per submission in {args.out}" if args.reports else ""))
+    print(
+        f"graded {sum(was_graded(r) for r in rows)} of {len(rows)} submissions; "
+        f"wrote {args.out / 'grades.csv'} (maxima: grades-maxima.csv), {args.out / 'histograms.png'} and "
+        f"{args.out / 'summary.html'} (staff only: it links each submission's staff view)"
+        + (f" and a report.html per submission in {args.out}" if args.reports else "")
+    )
     from autograder.grader.staff import add_written_answers
 
-    if add_written_answers(args.submissions, args.out):   # the written questions' answers beside their rubrics
+    if add_written_answers(args.submissions, args.out):  # the written questions' answers beside their rubrics
         print(f"staff views with written answers beside their rubrics: {args.out / 'staff'}")
     if args.gradebook:
-        path = _write_gradebook(args.out, args.gradebook, args.out / gradebook_file(args.gradebook),
-                                args.submissions)
+        path = _write_gradebook(args.out, args.gradebook, args.out / gradebook_file(args.gradebook), args.submissions)
         print(f"wrote {path} (staff only: names and grades)")
     return 0
 
@@ -165,8 +189,10 @@ def similarity(args) -> int:
     except (IntakeError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     flagged = sum(p.score >= threshold for p in pairs)
-    print(f"compared {len(pairs)} pairs of modules, {flagged} at or above {threshold:.0%}; wrote "
-          f"{args.out / similar.REPORT} and {args.out / similar.TABLE} (staff only: they name students)")
+    print(
+        f"compared {len(pairs)} pairs of modules, {flagged} at or above {threshold:.0%}; wrote "
+        f"{args.out / similar.REPORT} and {args.out / similar.TABLE} (staff only: they name students)"
+    )
     return 0
 
 
@@ -223,8 +249,9 @@ def _graded(folder: Path, options, json_output: bool = False):
     return grade_folder(folder, options, progress=for_terminal(json_output=json_output))
 
 
-def _show(report, json_path: Path | None = None, report_path: Path | None = None, name: str = "",
-          trained_figures: bool = True) -> None:
+def _show(
+    report, json_path: Path | None = None, report_path: Path | None = None, name: str = "", trained_figures: bool = True
+) -> None:
     """Print the table; write results.json and the HTML feedback report where asked."""
     from autograder.public.runner import table
 
@@ -241,8 +268,10 @@ def _show(report, json_path: Path | None = None, report_path: Path | None = None
         print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
 
 
-NO_TRAINED_FIGURES = ("leave out of the feedback report the figures of the trained models (what the student's code "
-                      "returned while it held the hidden scenes: docs/security.md, residual channels)")
+NO_TRAINED_FIGURES = (
+    "leave out of the feedback report the figures of the trained models (what the student's code "
+    "returned while it held the hidden scenes: docs/security.md, residual channels)"
+)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -254,17 +283,28 @@ def parser() -> argparse.ArgumentParser:
     g.add_argument("--json", type=Path, help="write Gradescope's results.json here")
     g.add_argument("--report", type=Path, help="write the HTML feedback report here")
     g.add_argument("--no-trained-figures", action="store_true", help=NO_TRAINED_FIGURES)
-    g.add_argument("--staff", type=Path, nargs="?", const=True, metavar="PATH", help="write the staff view (each "
-                   "failed check's case and the traceback in the student's file, hidden checks included) to PATH "
-                   "(default: staff.txt beside --json, else in this folder); never give it to students")
+    g.add_argument(
+        "--staff",
+        type=Path,
+        nargs="?",
+        const=True,
+        metavar="PATH",
+        help="write the staff view (each "
+        "failed check's case and the traceback in the student's file, hidden checks included) to PATH "
+        "(default: staff.txt beside --json, else in this folder); never give it to students",
+    )
     g.add_argument("--public-only", action="store_true", help="run only the public checks")
     g.add_argument("--part", action="append", choices=MODULES, help="grade only this part (repeatable)")
     g.set_defaults(handler=grade)
     c = sub.add_parser("check", help="run the public checks on a working copy of the assignment")
     c.add_argument("folder", type=Path, nargs="?", default=Path("assignments"))
     c.add_argument("--part", action="append", choices=MODULES, help="check only this part (repeatable)")
-    c.add_argument("--train", action="store_true", help="instead, train each trained part on the public data as its "
-                   "training check does (same budgets) and print its score, the threshold and the image controls")
+    c.add_argument(
+        "--train",
+        action="store_true",
+        help="instead, train each trained part on the public data as its "
+        "training check does (same budgets) and print its score, the threshold and the image controls",
+    )
     c.set_defaults(handler=check)
     d = sub.add_parser("demo", help="grade the bundled sample submission (partly correct)")
     d.add_argument("--json", type=Path, help="write Gradescope's results.json here")
@@ -275,40 +315,83 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--out", type=Path, required=True, help="where results, grades.csv and histograms.png go")
     where = b.add_mutually_exclusive_group()
     where.add_argument("--jobs", type=int, default=1, help="submissions graded at once on this machine (default 1)")
-    where.add_argument("--scheduler", metavar="ADDRESS", help="grade on the dask.distributed cluster whose scheduler "
-                       "listens at ADDRESS, e.g. tcp://10.0.0.5:8786 (needs the extra .[cluster]; docs/batch.md)")
-    b.add_argument("--part", action="append", choices=MODULES, help="regrade only this part (repeatable) of the "
-                   "submissions graded before and merge it into their results")
-    b.add_argument("--watchdog", type=float, metavar="SECONDS", help="end a submission whose grade runs longer "
-                   "(default: the submission's time limit plus 120 s; docs/batch.md)")
+    where.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="grade on the dask.distributed cluster whose scheduler "
+        "listens at ADDRESS, e.g. tcp://10.0.0.5:8786 (needs the extra .[cluster]; docs/batch.md)",
+    )
+    b.add_argument(
+        "--part",
+        action="append",
+        choices=MODULES,
+        help="regrade only this part (repeatable) of the submissions graded before and merge it into their results",
+    )
+    b.add_argument(
+        "--watchdog",
+        type=float,
+        metavar="SECONDS",
+        help="end a submission whose grade runs longer "
+        "(default: the submission's time limit plus 120 s; docs/batch.md)",
+    )
     b.add_argument("--force", action="store_true", help="regrade submissions that already have results")
-    b.add_argument("--reports", action="store_true", help="also write DIR/<id>/report.html, the feedback report of "
-                   "each submission")
+    b.add_argument(
+        "--reports", action="store_true", help="also write DIR/<id>/report.html, the feedback report of each submission"
+    )
     b.add_argument("--no-trained-figures", action="store_true", help=NO_TRAINED_FIGURES)
-    b.add_argument("--gradebook", choices=FORMATS, help="also write DIR/gradebook-<format>.csv: Canvas's gradebook "
-                   "import (keyed by submission_metadata.yml's emails and student ids) or one row per check")
-    b.add_argument("--similarity", action="store_true", help="also write DIR/similarity.html and .csv: which "
-                   "submissions share code, per part, the stubs' code removed (staff only)")
+    b.add_argument(
+        "--gradebook",
+        choices=FORMATS,
+        help="also write DIR/gradebook-<format>.csv: Canvas's gradebook "
+        "import (keyed by submission_metadata.yml's emails and student ids) or one row per check",
+    )
+    b.add_argument(
+        "--similarity",
+        action="store_true",
+        help="also write DIR/similarity.html and .csv: which "
+        "submissions share code, per part, the stubs' code removed (staff only)",
+    )
     b.set_defaults(handler=batch)
-    sim = sub.add_parser("similarity", help="which submissions share code: per part, pairwise, the stubs' code "
-                         "removed (an HTML report and a CSV, staff only)")
-    sim.add_argument("submissions", type=Path, help="what `batch` grades: a Gradescope export or a folder of "
-                     "student folders or zips")
-    sim.add_argument("--out", type=Path, required=True, help="the batch's output folder (its summary.html links "
-                     "the report)")
-    sim.add_argument("--threshold", type=float, default=0.5, help="the report shows pairs scoring at least this "
-                     "share of a module's own code found in the other (default 0.5); the CSV has every pair")
+    sim = sub.add_parser(
+        "similarity",
+        help="which submissions share code: per part, pairwise, the stubs' code "
+        "removed (an HTML report and a CSV, staff only)",
+    )
+    sim.add_argument(
+        "submissions", type=Path, help="what `batch` grades: a Gradescope export or a folder of student folders or zips"
+    )
+    sim.add_argument(
+        "--out", type=Path, required=True, help="the batch's output folder (its summary.html links the report)"
+    )
+    sim.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        help="the report shows pairs scoring at least this "
+        "share of a module's own code found in the other (default 0.5); the CSV has every pair",
+    )
     sim.set_defaults(handler=similarity)
     gb = sub.add_parser("gradebook", help="export a batch's grades for a gradebook (Canvas import, or long format)")
     gb.add_argument("dir", type=Path, metavar="DIR", help="the output folder of `batch`")
-    gb.add_argument("--format", choices=FORMATS, required=True, help="canvas: Canvas's gradebook import CSV; long: "
-                    "one row per student and check")
+    gb.add_argument(
+        "--format",
+        choices=FORMATS,
+        required=True,
+        help="canvas: Canvas's gradebook import CSV; long: one row per student and check",
+    )
     gb.add_argument("--out", type=Path, required=True, help="the CSV file to write")
-    gb.add_argument("--submissions", type=Path, help="the folder the batch graded: its submission_metadata.yml "
-                    "(Gradescope's export) gives each student's email and student id")
+    gb.add_argument(
+        "--submissions",
+        type=Path,
+        help="the folder the batch graded: its submission_metadata.yml "
+        "(Gradescope's export) gives each student's email and student id",
+    )
     gb.add_argument("--assignment", default=DEFAULT_ASSIGNMENT, help="canvas: the assignment's name in Canvas")
-    gb.add_argument("--assignment-id", help="canvas: the assignment's id in Canvas (the number in its address); "
-                    "without it Canvas creates a new assignment")
+    gb.add_argument(
+        "--assignment-id",
+        help="canvas: the assignment's id in Canvas (the number in its address); "
+        "without it Canvas creates a new assignment",
+    )
     gb.set_defaults(handler=gradebook)
     z = sub.add_parser("gradescope-zip", help="build the Gradescope autograder zip")
     z.add_argument("--out", type=Path, default=Path("autograder.zip"))
@@ -319,8 +402,11 @@ def parser() -> argparse.ArgumentParser:
     r = sub.add_parser("gradescope-run", help="inside Gradescope's container: grade ROOT/submission")
     r.add_argument("--root", type=Path, default=Path("/autograder"))
     r.set_defaults(handler=gradescope_run)
-    curves = sub.add_parser("reference-curves", help="train each reference on the public data and rewrite the "
-                            "training curves feedback reports draw (autograder/grader/report/reference_curves.json)")
+    curves = sub.add_parser(
+        "reference-curves",
+        help="train each reference on the public data and rewrite the "
+        "training curves feedback reports draw (autograder/grader/report/reference_curves.json)",
+    )
     curves.set_defaults(handler=reference_curves)
     return root
 

@@ -1,5 +1,6 @@
 """What the grading process knows and students do not: the hidden data seed, the hidden data set, and
 the reference's training time measured in this run (the base of every training time budget)."""
+
 from __future__ import annotations
 
 import hashlib
@@ -9,9 +10,9 @@ import secrets
 import shutil
 import time
 import traceback
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import Callable
 
 import torch
 
@@ -38,8 +39,11 @@ def hidden_test_secret(text: str | None = None) -> int:
     else "test_secret" in autograder/grader/hidden/seed.json. Independent of the training seed: the training data is
     given to student code by design, and a small seed behind it can be found by search; the test split's captions
     must not follow from it. `text`, when given, is read instead (hex)."""
-    text = text or os.environ.get("CAPTIONKIT_HIDDEN_TEST_SECRET") or \
-        json.loads((HIDDEN / "seed.json").read_text())["test_secret"]
+    text = (
+        text
+        or os.environ.get("CAPTIONKIT_HIDDEN_TEST_SECRET")
+        or json.loads((HIDDEN / "seed.json").read_text())["test_secret"]
+    )
     try:
         secret = int(text, 16)
     except ValueError:
@@ -53,7 +57,7 @@ def retrieval_seed(test_secret: int) -> int:
     """The seed of the hidden retrieval split (128 bits), derived from the test secret: its scenes are neither the
     test split's (whose captions must never reach a worker) nor predictable without the secret."""
     digest = hashlib.sha256(f"{test_secret:x}:retrieval".encode()).digest()
-    return int.from_bytes(digest[:TEST_SECRET_BITS // 8], "big")
+    return int.from_bytes(digest[: TEST_SECRET_BITS // 8], "big")
 
 
 def new_test_secret() -> str:
@@ -64,21 +68,22 @@ def new_test_secret() -> str:
 class GradingContext:
     """Shared by every check of one grading run."""
 
-    def __init__(self, scratch: Path, shared: Path | None = None, seed: int | None = None,
-                 test_secret: str | None = None):
-        self.scratch = Path(scratch)         # the grader's own folder: nobody else reads it
+    def __init__(
+        self, scratch: Path, shared: Path | None = None, seed: int | None = None, test_secret: str | None = None
+    ):
+        self.scratch = Path(scratch)  # the grader's own folder: nobody else reads it
         self.scratch.mkdir(parents=True, exist_ok=True)
         os.chmod(self.scratch, 0o700)
-        self.shared = Path(shared) if shared is not None else self.scratch / "shared"   # inputs for workers
+        self.shared = Path(shared) if shared is not None else self.scratch / "shared"  # inputs for workers
         self.shared.mkdir(parents=True, exist_ok=True)
         os.chmod(self.shared, 0o711)  # workers open the files they are told of; nobody lists the folder
         self.seed = hidden_seed() if seed is None else seed
-        self.test_secret = hidden_test_secret(test_secret)   # test_secret (hex): another course's (secret-sweep)
+        self.test_secret = hidden_test_secret(test_secret)  # test_secret (hex): another course's (secret-sweep)
         self._reference_seconds: dict[str, float] = {}
-        self._import_seconds: float | None = None   # torch._dynamo's import, timed once (time_optimizer_import)
+        self._import_seconds: float | None = None  # torch._dynamo's import, timed once (time_optimizer_import)
         self._files: dict[str, Path] = {}
-        self._artifacts: dict[str, dict] = {}   # part -> what its checks kept for the feedback report
-        self._replies: dict[str, object] = {}   # what a check's worker returned, for later checks (keep_reply)
+        self._artifacts: dict[str, dict] = {}  # part -> what its checks kept for the feedback report
+        self._replies: dict[str, object] = {}  # what a check's worker returned, for later checks (keep_reply)
 
     @cached_property
     def data(self) -> CaptionData:
@@ -90,8 +95,12 @@ class GradingContext:
         cache.mkdir(parents=True, exist_ok=True)
         if cache.stat().st_uid == os.geteuid():
             os.chmod(cache, 0o700)
-        data = load_data(train_seed=self.seed, test_seed=self.test_secret,
-                         retrieval_seed=retrieval_seed(self.test_secret), cache=True)
+        data = load_data(
+            train_seed=self.seed,
+            test_seed=self.test_secret,
+            retrieval_seed=retrieval_seed(self.test_secret),
+            cache=True,
+        )
         if data.cache_file is not None and data.cache_file.stat().st_uid == os.geteuid():
             os.chmod(data.cache_file, 0o600)
         return data
@@ -126,8 +135,13 @@ class GradingContext:
             os.chmod(path, 0o644)
         return str(path)
 
-    def budget(self, key: str, reference_run: Callable[..., object], scale: float = 1.0,
-               setup: Callable[[], object] | None = None) -> float:
+    def budget(
+        self,
+        key: str,
+        reference_run: Callable[..., object],
+        scale: float = 1.0,
+        setup: Callable[[], object] | None = None,
+    ) -> float:
         """The time limit (seconds) for a student's training run: LIMITS.budget_factor x the reference's projected
         time plus LIMITS.budget_allowance (autograder.public.limits). `reference_run` trains the reference on a slice
         of the same run, timed once per grading run in a forked copy of this process, plus the seconds of the
@@ -136,7 +150,7 @@ class GradingContext:
         `reference_run`. Timed only when a run needs it (autograder.grader.training.run_within_budget): never while
         a student's process is alive."""
         if key not in self._reference_seconds:
-            self.data  # loaded (or read from the cache) before the clock starts
+            self.data  # noqa: B018 (the property loads it, or reads the cache, before the clock starts)
             import_seconds = self.time_optimizer_import()
             self._reference_seconds[key] = (_timed_in_child(reference_run, setup) + import_seconds) * scale
         return limits.LIMITS.budget_factor * self._reference_seconds[key] + limits.LIMITS.budget_allowance
@@ -224,6 +238,7 @@ def _timed_in_child(run: Callable[..., object], setup: Callable[[], object] | No
     run leaves this process's heap larger than it found it (freed activations the allocator keeps), and
     the grader stays alive while the student's worker trains beside it: the child's memory is returned
     whole when it exits, which keeps a full grade inside a small container's memory."""
+
     def timed() -> bytes:
         args = () if setup is None else (setup(),)
         t0 = time.perf_counter()

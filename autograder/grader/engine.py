@@ -5,6 +5,7 @@ Parts are graded in an order where a part's worker only ever needs the reference
 already graded (decoding before everything that decodes, Part 1 before the parts that train with
 its loss, attention before hard attention).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -19,11 +20,11 @@ from pathlib import Path
 import torch
 
 from autograder.grader import rubric as rubric_mod
-from autograder.grader.context import GradingContext
 from autograder.grader.checks import Check, checks_of
+from autograder.grader.context import GradingContext
 from autograder.grader.isolation import Sandbox, detect
-from autograder.public.checks import Round
 from autograder.public import limits
+from autograder.public.checks import Round
 from autograder.public.client import Worker, WorkerFactory, copy_runtime, remove_tree
 from autograder.public.limits import Deadline, earliest, part_deadline
 from autograder.public.progress import Progress
@@ -42,7 +43,7 @@ assert all(GRADING_ORDER.index(r) < GRADING_ORDER.index(p) for p, refs in REFERE
 SOLUTIONS = Path(__file__).resolve().parents[2] / "solutions"
 
 
-TRAINING = ("with", "without", "only")   # GradeOptions.training
+TRAINING = ("with", "without", "only")  # GradeOptions.training
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class GradeOptions:
     autograder.public.checks.Round); False is what a student's own `check` runs. time_limit: seconds for the whole
     submission (x LIMITS.scale, autograder.public.limits) on top of each part's; the parts it leaves no time for are
     not run."""
+
     parts: tuple[str, ...] | None = None
     public_only: bool = False
     training: str = "with"
@@ -76,9 +78,15 @@ class GradeOptions:
         return wanted and (not self.public_only or visibility == "public")
 
 
-def grade(submission: Path, options: GradeOptions = GradeOptions(), *, scratch: Path | None = None,
-          ctx: GradingContext | None = None, worker_factory: WorkerFactory | None = None,
-          progress: Progress | None = None) -> GradeReport:
+def grade(
+    submission: Path,
+    options: GradeOptions = GradeOptions(),
+    *,
+    scratch: Path | None = None,
+    ctx: GradingContext | None = None,
+    worker_factory: WorkerFactory | None = None,
+    progress: Progress | None = None,
+) -> GradeReport:
     """Grade the submission folder as `options` say (by default every check of every part); never raises for a
     bad submission.
 
@@ -107,13 +115,13 @@ def grade(submission: Path, options: GradeOptions = GradeOptions(), *, scratch: 
     graded = [p for p in GRADING_ORDER if options.parts is None or p in options.parts]
     checks = {p: _graded_checks(p, rubric.get(p, {}), options) for p in graded}
     counts = {p: len(checks[p]) for p in graded}
-    publics = {p: sum(rubric[p][c.name].visibility == "public" for c in checks[p]) for p in graded}   # first phase
+    publics = {p: sum(rubric[p][c.name].visibility == "public" for c in checks[p]) for p in graded}  # first phase
     progress.begin(sum(counts.values()))
-    begun: list[tuple[int, str, PartGrade | None, float, str]] = []   # each part after its first phase
+    begun: list[tuple[int, str, PartGrade | None, float, str]] = []  # each part after its first phase
     try:
         if any(c.training for p in graded if (Path(submission) / f"{p}.py").is_file() for c in checks[p]):
             progress.step("timing the optimizers' first-use import")
-            ctx.time_optimizer_import()   # before any worker exists: every training run's first time limit needs it
+            ctx.time_optimizer_import()  # before any worker exists: every training run's first time limit needs it
         # Every part's public checks first, then every part's grader's rounds and hidden checks (runner.PartGrade):
         # no worker given anything hidden runs before a worker whose messages are shown at once. The first phases run
         # in reverse order, so that the first part's second phase follows its first at once, in the same zygote (a
@@ -123,9 +131,18 @@ def grade(submission: Path, options: GradeOptions = GradeOptions(), *, scratch: 
             progress.part(i + 1, len(graded), part, publics[part])
             deadline = part_deadline(ends_by)
             try:
-                partial = _part_grade(part, Path(submission), scratch / part, ctx, rubric.get(part, {}), options,
-                                      worker_factory, progress, deadline)
-                partial.public(pause=i > 0)   # the first part's second phase comes next
+                partial = _part_grade(
+                    part,
+                    Path(submission),
+                    scratch / part,
+                    ctx,
+                    rubric.get(part, {}),
+                    options,
+                    worker_factory,
+                    progress,
+                    deadline,
+                )
+                partial.public(pause=i > 0)  # the first part's second phase comes next
             except Exception as exc:  # noqa: BLE001 (the grader's own error costs this part, never the results file)
                 report.results.extend(_grader_error(part, exc, rubric, options))
                 partial = None
@@ -134,8 +151,10 @@ def grade(submission: Path, options: GradeOptions = GradeOptions(), *, scratch: 
             if partial is None:
                 continue
             progress.part(i + 1, len(graded), part, counts[part] - publics[part])
-            deadline = earliest(Deadline.after(max(left, 0.0), reached),
-                                None if ends_by is None else Deadline(ends_by, "the submission's time limit was reached"))
+            deadline = earliest(
+                Deadline.after(max(left, 0.0), reached),
+                None if ends_by is None else Deadline(ends_by, "the submission's time limit was reached"),
+            )
             try:
                 results = partial.rest(deadline)
             except Exception as exc:  # noqa: BLE001
@@ -145,7 +164,7 @@ def grade(submission: Path, options: GradeOptions = GradeOptions(), *, scratch: 
     finally:
         progress.end()
         for _, _, partial, _, _ in begun:
-            if partial is not None and not partial.over:   # an error of the grader's between the two phases
+            if partial is not None and not partial.over:  # an error of the grader's between the two phases
                 partial.worker.close()
         if own_scratch:
             remove_tree(scratch)
@@ -153,7 +172,7 @@ def grade(submission: Path, options: GradeOptions = GradeOptions(), *, scratch: 
     report.results.sort(key=lambda r: (number[r.part], [int(x) for x in r.number.split(".")]))
     report.seconds = time.monotonic() - started
     report.artifacts = ctx.take_artifacts()
-    if options.public_only:   # what the totals are out of once the hidden and training checks are graded too
+    if options.public_only:  # what the totals are out of once the hidden and training checks are graded too
         report.full_points = {p: sum(e.points for e in rubric.get(p, {}).values()) for p in graded}
     return report
 
@@ -161,8 +180,10 @@ def grade(submission: Path, options: GradeOptions = GradeOptions(), *, scratch: 
 def sandboxed_workers(runtime: Path, isolation: Sandbox) -> WorkerFactory:
     """The factory of the grader's workers: a sandboxed worker process running from `runtime` (a copy of the
     worker zone and shared/, client.copy_runtime), isolated by `isolation`."""
+
     def make(part: str, submission: Path, scratch: Path, references: dict[str, str], deadline: Deadline | None):
         return Worker(part, submission, scratch, runtime, isolation, references, deadline=deadline)
+
     return make
 
 
@@ -172,25 +193,52 @@ def _graded_checks(part: str, entries: dict[str, rubric_mod.Entry], options: Gra
     return [c for c in checks_of(part) if c.name in entries and options.runs(c, entries[c.name].visibility)]
 
 
-def _part_grade(part: str, submission: Path, scratch: Path, ctx: GradingContext,
-                entries: dict[str, rubric_mod.Entry], options: GradeOptions, worker_factory: WorkerFactory,
-                progress: Progress | None = None, deadline: Deadline | None = None) -> PartGrade:
+def _part_grade(
+    part: str,
+    submission: Path,
+    scratch: Path,
+    ctx: GradingContext,
+    entries: dict[str, rubric_mod.Entry],
+    options: GradeOptions,
+    worker_factory: WorkerFactory,
+    progress: Progress | None = None,
+    deadline: Deadline | None = None,
+) -> PartGrade:
     """The part's graded checks, to run against the part's worker (autograder.public.runner.PartGrade) until
     `deadline` (default: the part's time limit from now)."""
     references = {name: (SOLUTIONS / f"{name}.py").read_text() for name in REFERENCES[part]}
     deadline = deadline or part_deadline()
-    return PartGrade(part, BY_MODULE[part].number, _graded_checks(part, entries, options),
-                     entries, lambda: worker_factory(part, submission, scratch, references, deadline), ctx,
-                     (lambda chk: grader_round(ctx, chk)) if options.grader_cases else None, progress)
+    return PartGrade(
+        part,
+        BY_MODULE[part].number,
+        _graded_checks(part, entries, options),
+        entries,
+        lambda: worker_factory(part, submission, scratch, references, deadline),
+        ctx,
+        (lambda chk: grader_round(ctx, chk)) if options.grader_cases else None,
+        progress,
+    )
 
 
 def _grader_error(part: str, exc: Exception, rubric: dict, options: GradeOptions) -> list[CheckResult]:
     """Every graded check of `part` failed by the grader's own error `exc` (the traceback is the staff's note)."""
     note = "".join(traceback.format_exception(exc))[-3000:]
     entries = rubric.get(part, {})
-    return [CheckResult(part, c.name, f"{BY_MODULE[part].number}.{entries[c.name].number}", c.description, 0.0,
-                        entries[c.name].points, entries[c.name].visibility, GRADER_ERROR, 0.0, note)
-            for c in _graded_checks(part, entries, options)]
+    return [
+        CheckResult(
+            part,
+            c.name,
+            f"{BY_MODULE[part].number}.{entries[c.name].number}",
+            c.description,
+            0.0,
+            entries[c.name].points,
+            entries[c.name].visibility,
+            GRADER_ERROR,
+            0.0,
+            note,
+        )
+        for c in _graded_checks(part, entries, options)
+    ]
 
 
 def grader_round(ctx: GradingContext, chk: Check) -> Round:

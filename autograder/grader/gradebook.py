@@ -20,6 +20,7 @@ Two formats:
     Canvas leaves unchanged.
 Every cell goes through grades_table.safe_cell: no spreadsheet runs a formula from a student's name.
 """
+
 from __future__ import annotations
 
 import csv
@@ -35,6 +36,8 @@ FORMATS = ("canvas", "long")
 def gradebook_file(fmt: str) -> str:
     """The name of the gradebook export of format `fmt` in a batch's output folder."""
     return f"gradebook-{fmt}.csv"
+
+
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 POINTS_POSSIBLE = "Points Possible"
 LONG_COLUMNS = ["submission", "student", "email", "sis_id", "part", "number", "check", "score", "max_score", "status"]
@@ -80,16 +83,18 @@ def submitters(submissions_root: Path | None) -> dict[str, list[Student]]:
     found = {}
     for key, entry in data.items():
         people = [_plain(s) for s in _plain(entry).get("submitters") or []]
-        found[str(key)] = [Student(str(p.get("name") or ""), str(p.get("email") or ""), str(p.get("sid") or ""))
-                           for p in people]
+        found[str(key)] = [
+            Student(str(p.get("name") or ""), str(p.get("email") or ""), str(p.get("sid") or "")) for p in people
+        ]
     return found
 
 
 def _rows_of(out: Path) -> list[dict]:
     grades = Path(out) / "grades.csv"
     if not grades.is_file():
-        raise GradebookError(f"DIR: {out} holds no grades.csv; expected the output folder of "
-                             "`python -m autograder batch`")
+        raise GradebookError(
+            f"DIR: {out} holds no grades.csv; expected the output folder of `python -m autograder batch`"
+        )
     with open(grades, newline="", encoding="utf-8") as f:
         return list(csv.DictReader(f))
 
@@ -120,8 +125,17 @@ def long_rows(out: Path, known: dict[str, list[Student]] | None = None) -> list[
                 rows.append(who + ["", "", "", "", "", row.get("status", "")])
             for t in tests:
                 part = next((tag for tag in t.get("tags", []) if tag not in ("public", "hidden")), "")
-                rows.append(who + [part, t.get("number", ""), t.get("name", ""), float(t.get("score", 0.0)),
-                                   float(t.get("max_score", 0.0)), t.get("status", "")])
+                rows.append(
+                    who
+                    + [
+                        part,
+                        t.get("number", ""),
+                        t.get("name", ""),
+                        float(t.get("score", 0.0)),
+                        float(t.get("max_score", 0.0)),
+                        t.get("status", ""),
+                    ]
+                )
     return rows
 
 
@@ -146,8 +160,14 @@ def canvas_rows(out: Path, known: dict[str, list[Student]] | None = None) -> lis
     return rows
 
 
-def write(out: Path, fmt: str, path: Path, submissions_root: Path | None = None,
-          assignment: str = DEFAULT_ASSIGNMENT, assignment_id: str | None = None) -> Path:
+def write(
+    out: Path,
+    fmt: str,
+    path: Path,
+    submissions_root: Path | None = None,
+    assignment: str = DEFAULT_ASSIGNMENT,
+    assignment_id: str | None = None,
+) -> Path:
     """Write the gradebook of the batch folder `out` in format `fmt` (FORMATS) to `path`; return `path`."""
     if fmt not in FORMATS:
         raise GradebookError(f"--format: expected one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -165,5 +185,5 @@ def write(out: Path, fmt: str, path: Path, submissions_root: Path | None = None,
         writer.writerow(header)
         for row in rows:
             writer.writerow([safe_cell(cell) for cell in row])
-    path.chmod(0o600)   # names and grades: the staff's alone, like grades.csv
+    path.chmod(0o600)  # names and grades: the staff's alone, like grades.csv
     return path

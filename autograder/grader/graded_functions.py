@@ -5,6 +5,7 @@ it calls). A class (ShowTellRNN) stands for its methods.
 
 The public rubric ships what a public check's failure weighs beyond its own points (`weighing`): how many hidden and
 training checks grade one of the same functions, and their points; never which ones."""
+
 from __future__ import annotations
 
 import ast
@@ -45,7 +46,7 @@ def _reachable_strings(fn, seen: set) -> set[str]:
     for cell in fn.__closure__ or ():
         try:
             value = cell.cell_contents
-        except ValueError:   # an empty cell
+        except ValueError:  # an empty cell
             continue
         if isinstance(value, types.FunctionType) and value.__module__.startswith("autograder."):
             found |= _reachable_strings(value, seen)
@@ -73,10 +74,14 @@ def _module_reads(path: Path) -> dict[str, set[str]]:
     reads, calls = {}, {}
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef):
-            reads[node.name] = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)
-                                and isinstance(n.value, ast.Name) and n.value.id == "student"}
-            calls[node.name] = {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call)
-                                and isinstance(n.func, ast.Name)}
+            reads[node.name] = {
+                n.attr
+                for n in ast.walk(node)
+                if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "student"
+            }
+            calls[node.name] = {
+                n.func.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+            }
     closed = {}
     for name in reads:
         todo, done = [name], set()
@@ -110,8 +115,10 @@ def _reference_uses(part: str) -> dict[str, frozenset[str]]:
     student's ShowTellRNN that calls its relu_rnn_step is graded through it too."""
     tree = ast.parse((Path(__file__).resolve().parents[2] / "solutions" / f"{part}.py").read_text())
     defined = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
-    direct = {name: {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in defined}
-              for name, node in defined.items()}
+    direct = {
+        name: {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and n.id in defined}
+        for name, node in defined.items()
+    }
     closed = {}
     for name in defined:
         todo, done = [name], set()
@@ -142,17 +149,19 @@ def weighing(rubric: dict[str, dict[str, Entry]]) -> dict[str, dict[str, dict]]:
         called = {name: functions_of(c) for name, c in checks.items()}
         run = {name: exercised_by(c) for name, c in checks.items()}
         out[part] = {}
-        for name, chk in checks.items():
+        for name in checks:
             if entries[name].visibility != "public":
                 continue
             others = [checks[o] for o in checks if entries[o].visibility != "public" and run[o] & called[name]]
             hidden = [o for o in others if not o.training]
             trained = [o for o in others if o.training]
-            out[part][name] = {"functions": sorted(called[name]),
-                               "hidden_checks": len(hidden),
-                               "hidden_points": sum(entries[o.name].points for o in hidden),
-                               "training_checks": len(trained),
-                               "training_points": sum(entries[o.name].points for o in trained)}
+            out[part][name] = {
+                "functions": sorted(called[name]),
+                "hidden_checks": len(hidden),
+                "hidden_points": sum(entries[o.name].points for o in hidden),
+                "training_checks": len(trained),
+                "training_points": sum(entries[o.name].points for o in trained),
+            }
     return out
 
 
@@ -161,11 +170,20 @@ def public_document(rubric: dict[str, dict[str, Entry]] | None = None) -> dict:
     part with their points and their numbers in the full rubric, and each part's points in the full grade (so that a
     student's `check` says what its total is out of); nothing else of the hidden checks."""
     rubric = load() if rubric is None else rubric
-    weighs = weighing(rubric)   # per public check: the hidden and training checks of its functions, counted
-    return {"about": "the public checks' points and numbers, and what else of the grade runs each one's functions "
-                     "(counts and points), generated from the full rubric by python -m instructor "
-                     "notebooks; do not edit by hand",
-            "parts": {part: {"points": sum(e.points for e in entries.values()),
-                             "checks": {name: {"points": e.points, "number": e.number, **weighs[part][name]}
-                                        for name, e in entries.items() if e.visibility == "public"}}
-                      for part, entries in rubric.items()}}
+    weighs = weighing(rubric)  # per public check: the hidden and training checks of its functions, counted
+    return {
+        "about": "the public checks' points and numbers, and what else of the grade runs each one's functions "
+        "(counts and points), generated from the full rubric by python -m instructor "
+        "notebooks; do not edit by hand",
+        "parts": {
+            part: {
+                "points": sum(e.points for e in entries.values()),
+                "checks": {
+                    name: {"points": e.points, "number": e.number, **weighs[part][name]}
+                    for name, e in entries.items()
+                    if e.visibility == "public"
+                },
+            }
+            for part, entries in rubric.items()
+        },
+    }

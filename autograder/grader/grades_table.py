@@ -1,6 +1,7 @@
 """The class's grades table, the files of a batch the staff open in a spreadsheet: grades.csv's columns and its rows
 (read back from each submission's results.json), the maxima beside it, cells no spreadsheet runs as a formula, and
 outputs only their owner reads. Used by the batch, the gradebook export and the similarity report alike."""
+
 from __future__ import annotations
 
 import csv
@@ -59,7 +60,7 @@ def maxima() -> dict[str, float]:
     return {**points, "total": sum(points.values()), "submitted": float(len(PARTS))}
 
 
-GRADES_CSV, MAXIMA_CSV, HISTOGRAMS = "grades.csv", "grades-maxima.csv", "histograms.png"   # in DIR, beside DIR/<id>/
+GRADES_CSV, MAXIMA_CSV, HISTOGRAMS = "grades.csv", "grades-maxima.csv", "histograms.png"  # in DIR, beside DIR/<id>/
 
 
 def write_csv(rows: list[dict], path: Path) -> None:

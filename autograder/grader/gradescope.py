@@ -17,6 +17,7 @@ everything after the due date (Gradescope hides the total while any test is "hid
 The staff view (autograder/grader/staff.py: every failed check's case and traceback) is printed to
 run_autograder's stdout, which Gradescope shows to instructors only ("stdout_visibility": "hidden").
 """
+
 from __future__ import annotations
 
 import importlib.metadata
@@ -32,12 +33,23 @@ from autograder.grader import templates
 
 ROOT = Path(__file__).resolve().parents[2]
 # The installable kit, without tests, notebooks or generated stubs.
-SOURCE_FILES = ("pyproject.toml", "README.md", "shared/*.py", "solutions/*.py", "autograder/*.py",
-                "autograder/worker/**/*.py", "autograder/public/**/*.py", "autograder/grader/*.py",
-                "autograder/grader/*.json", "autograder/grader/checks/*.py", "autograder/grader/training/*.py",
-                "autograder/grader/hidden/*.json",
-                "autograder/grader/templates/*", "autograder/public/rubric.json",
-                "autograder/public/golden/*.pt")
+SOURCE_FILES = (
+    "pyproject.toml",
+    "README.md",
+    "shared/*.py",
+    "solutions/*.py",
+    "autograder/*.py",
+    "autograder/worker/**/*.py",
+    "autograder/public/**/*.py",
+    "autograder/grader/*.py",
+    "autograder/grader/*.json",
+    "autograder/grader/checks/*.py",
+    "autograder/grader/training/*.py",
+    "autograder/grader/hidden/*.json",
+    "autograder/grader/templates/*",
+    "autograder/public/rubric.json",
+    "autograder/public/golden/*.pt",
+)
 TORCH_VERSION = "2.13.0"
 
 
@@ -62,14 +74,20 @@ def build_zip(out: Path, seed: int | None = None) -> Path:
 
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as zf:
-        _add(zf, "setup.sh", templates.render("setup.sh", TORCH_VERSION=TORCH_VERSION,
-                                                      HYPOTHESIS_VERSION=hypothesis_version()).encode(), 0o755)
+        _add(
+            zf,
+            "setup.sh",
+            templates.render("setup.sh", TORCH_VERSION=TORCH_VERSION, HYPOTHESIS_VERSION=hypothesis_version()).encode(),
+            0o755,
+        )
         _add(zf, "run_autograder", templates.render("run_autograder").encode(), 0o755)
         for pattern in SOURCE_FILES:
             for path in sorted(ROOT.glob(pattern)):
                 rel = path.relative_to(ROOT).as_posix()
                 data = path.read_bytes()
-                if rel == "autograder/grader/hidden/seed.json" and seed is not None:   # a course's own: both secrets anew
+                if (
+                    rel == "autograder/grader/hidden/seed.json" and seed is not None
+                ):  # a course's own: both secrets anew
                     data = json.dumps({"seed": seed, "test_secret": new_test_secret()}).encode()
                 _add(zf, rel, data, 0o644)
     Path(out).write_bytes(buffer.getvalue())
@@ -94,15 +112,28 @@ def run(root: Path) -> int:
         process.kill()
         process.join()
         sweep_free_slots()
-        write_json_atomic({"score": 0, "execution_time": round(limit, 2), "tests": [],
-                           "output": f"The autograder stopped: grading took longer than {limit:.0f} s; please tell "
-                                     "the course staff."}, Path(root) / "results" / "results.json")
+        write_json_atomic(
+            {
+                "score": 0,
+                "execution_time": round(limit, 2),
+                "tests": [],
+                "output": f"The autograder stopped: grading took longer than {limit:.0f} s; please tell "
+                "the course staff.",
+            },
+            Path(root) / "results" / "results.json",
+        )
         print(f"grading passed its time limit of {limit:.0f} s")
         return 1
-    if process.exitcode != 0:   # the child writes results.json last: without it, the placeholder would stay
-        write_json_atomic({"score": 0, "execution_time": 0, "tests": [],
-                           "output": f"The autograder failed (exit status {process.exitcode}); please tell the "
-                                     "course staff."}, Path(root) / "results" / "results.json")
+    if process.exitcode != 0:  # the child writes results.json last: without it, the placeholder would stay
+        write_json_atomic(
+            {
+                "score": 0,
+                "execution_time": 0,
+                "tests": [],
+                "output": f"The autograder failed (exit status {process.exitcode}); please tell the course staff.",
+            },
+            Path(root) / "results" / "results.json",
+        )
     return process.exitcode
 
 
@@ -120,9 +151,11 @@ def _graded_in_child(root: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="captionkit-submission-") as tmp:
         try:
             folder = _submitted_folder(root / "submission", Path(tmp))
-        except _Unreadable as exc:   # nothing to grade: 0, and why
-            write_json_atomic({"score": 0.0, "execution_time": round(time.monotonic() - started, 2), "tests": [],
-                               "output": str(exc)}, results)
+        except _Unreadable as exc:  # nothing to grade: 0, and why
+            write_json_atomic(
+                {"score": 0.0, "execution_time": round(time.monotonic() - started, 2), "tests": [], "output": str(exc)},
+                results,
+            )
             print(f"not graded: {exc}")
             return
         report = grade(folder)
@@ -158,9 +191,10 @@ def _submitted_folder(submission: Path, scratch: Path) -> Path:
 
 def _modules():
     from shared.parts import MODULES
+
     return MODULES
 
 
 def new_seed() -> int:
     """A fresh hidden data seed for a course's zip."""
-    return random.SystemRandom().randrange(10 ** 6, 10 ** 9)
+    return random.SystemRandom().randrange(10**6, 10**9)

@@ -7,6 +7,7 @@ Accepted layouts of SUBMISSIONS:
 A zip is extracted with zipfile after every entry is vetted: no absolute paths, no `..`, no links or
 devices, at most MAX_FILES entries and MAX_BYTES uncompressed. The modules may sit in a sub-folder.
 """
+
 from __future__ import annotations
 
 import re
@@ -39,9 +40,9 @@ def describe_error(exc: BaseException) -> str:
 
 @dataclass(frozen=True)
 class Submission:
-    id: str            # a stable key: the folder or zip name
-    name: str          # who submitted it, where known
-    source: Path       # a folder or a .zip
+    id: str  # a stable key: the folder or zip name
+    name: str  # who submitted it, where known
+    source: Path  # a folder or a .zip
 
 
 def _gradescope_names(root: Path) -> dict[str, str]:
@@ -54,6 +55,7 @@ def _gradescope_names(root: Path) -> dict[str, str]:
         data = yaml.safe_load(meta.read_text()) or {}
     except Exception:  # noqa: BLE001 (names are a convenience; ids still identify every submission)
         return {}
+
     def plain(mapping):  # Gradescope writes Ruby symbols: ":submitters:" parses as the key ":submitters"
         return {str(k).strip(":"): v for k, v in mapping.items()} if isinstance(mapping, dict) else {}
 
@@ -77,7 +79,7 @@ def discover(root: Path) -> list[Submission]:
             continue
         if entry.is_dir() or (entry.is_file() and entry.suffix == ".zip"):
             key = entry.stem if entry.suffix == ".zip" else entry.name
-            found.append(Submission(key, names.get(key) or key, entry))   # a plain folder: its name
+            found.append(Submission(key, names.get(key) or key, entry))  # a plain folder: its name
     return found
 
 
@@ -99,7 +101,7 @@ def extract_zip(archive: Path, target: Path) -> Path:
             if len(infos) > MAX_FILES:
                 raise IntakeError(f"the zip holds {len(infos)} entries; the limit is {MAX_FILES}")
             if sum(i.file_size for i in infos) > MAX_BYTES:
-                raise IntakeError(f"the zip unpacks to more than {MAX_BYTES // 2 ** 20} MB")
+                raise IntakeError(f"the zip unpacks to more than {MAX_BYTES // 2**20} MB")
             for info in infos:
                 _vet(info)
             target.mkdir(parents=True, exist_ok=True)
@@ -118,8 +120,12 @@ def module_folder(folder: Path, depth: int = 3) -> Path:
         for candidate in level:
             if any((candidate / f"{m}.py").is_file() for m in MODULES):
                 return candidate
-        level = [d for c in level for d in sorted(c.iterdir()) if d.is_dir() and not d.is_symlink()
-                 and d.name not in ("__MACOSX", "__pycache__")]
+        level = [
+            d
+            for c in level
+            for d in sorted(c.iterdir())
+            if d.is_dir() and not d.is_symlink() and d.name not in ("__MACOSX", "__pycache__")
+        ]
     return Path(folder)
 
 

@@ -12,6 +12,7 @@ After every worker, `sweep` kills every process of the sandbox user (a `setsid` 
 process-group kill) and deletes the files it left in the shared temporary folders, world-writable folders beneath
 them included.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -46,24 +47,45 @@ LOCK_DIR = Path("/run/lock/captionkit") if Path("/run/lock").is_dir() else Path(
 #
 # First, every mount that holds files (not /proc, /sys and the like) is bound again `noatime` in the namespace (its
 # other flags kept): a read there leaves no access time for a later worker to read back (docs/security.md, A60).
-PRIVATE_TMP_BYTES = 64 * 1024 ** 2
-PSEUDO_FILE_SYSTEMS = ("proc", "sysfs", "cgroup", "cgroup2", "devpts", "mqueue", "securityfs", "debugfs", "tracefs",
-                       "bpf", "pstore", "configfs", "fusectl", "hugetlbfs", "autofs", "binfmt_misc", "nsfs")
+PRIVATE_TMP_BYTES = 64 * 1024**2
+PSEUDO_FILE_SYSTEMS = (
+    "proc",
+    "sysfs",
+    "cgroup",
+    "cgroup2",
+    "devpts",
+    "mqueue",
+    "securityfs",
+    "debugfs",
+    "tracefs",
+    "bpf",
+    "pstore",
+    "configfs",
+    "fusectl",
+    "hugetlbfs",
+    "autofs",
+    "binfmt_misc",
+    "nsfs",
+)
 ATIME_FLAGS = ("relatime", "strictatime", "noatime", "nodiratime", "lazytime")
 # /proc/self/mountinfo: field 5 is the mount point, 6 its flags, the file system type follows the field "-". A point
 # with an escaped character (\040 for a space) is left as it is.
-NOATIME_VIEW = ("awk '{for (i = 7; $i != \"-\"; i++); type = $(i + 1)}"
-                f" type !~ /^({'|'.join(PSEUDO_FILE_SYSTEMS)})$/ && $5 !~ /\\\\/"
-                " {n = split($6, flag, \",\"); kept = \"noatime\"; for (j = 1; j <= n; j++)"
-                f" if (flag[j] !~ /^({'|'.join(ATIME_FLAGS)})$/) kept = kept \",\" flag[j]; print kept, $5}}'"
-                " /proc/self/mountinfo | while read -r flags point; do"
-                ' mount -o "remount,bind,$flags" "$point" 2>/dev/null || true; done')
-PRIVATE_TMP = (f"{NOATIME_VIEW}; mount -t tmpfs -o size={PRIVATE_TMP_BYTES},mode=1777,nosuid,nodev tmpfs /dev/shm"
-               f" && mount -t tmpfs -o size={WORKER_DISK_BYTES},nr_inodes={WORKER_DISK_FILES},mode=755,nosuid,nodev "
-               "tmpfs /var/tmp && mkdir -m 1777 /var/tmp/lock /var/tmp/tmp && mkdir -m 700 /var/tmp/work"
-               " && if [ -d /run/lock ]; then mount --bind /var/tmp/lock /run/lock; fi"
-               " && if [ -d work ]; then chown --reference=work /var/tmp/work && mount --bind /var/tmp/work work; fi"
-               ' && mount --bind /var/tmp/tmp /var/tmp && unset PWD OLDPWD && exec "$@"')
+NOATIME_VIEW = (
+    'awk \'{for (i = 7; $i != "-"; i++); type = $(i + 1)}'
+    f" type !~ /^({'|'.join(PSEUDO_FILE_SYSTEMS)})$/ && $5 !~ /\\\\/"
+    ' {n = split($6, flag, ","); kept = "noatime"; for (j = 1; j <= n; j++)'
+    f' if (flag[j] !~ /^({"|".join(ATIME_FLAGS)})$/) kept = kept "," flag[j]; print kept, $5}}\''
+    " /proc/self/mountinfo | while read -r flags point; do"
+    ' mount -o "remount,bind,$flags" "$point" 2>/dev/null || true; done'
+)
+PRIVATE_TMP = (
+    f"{NOATIME_VIEW}; mount -t tmpfs -o size={PRIVATE_TMP_BYTES},mode=1777,nosuid,nodev tmpfs /dev/shm"
+    f" && mount -t tmpfs -o size={WORKER_DISK_BYTES},nr_inodes={WORKER_DISK_FILES},mode=755,nosuid,nodev "
+    "tmpfs /var/tmp && mkdir -m 1777 /var/tmp/lock /var/tmp/tmp && mkdir -m 700 /var/tmp/work"
+    " && if [ -d /run/lock ]; then mount --bind /var/tmp/lock /run/lock; fi"
+    " && if [ -d work ]; then chown --reference=work /var/tmp/work && mount --bind /var/tmp/work work; fi"
+    ' && mount --bind /var/tmp/tmp /var/tmp && unset PWD OLDPWD && exec "$@"'
+)
 _held_slot = None
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -71,14 +93,15 @@ ROOT = Path(__file__).resolve().parents[2]
 @dataclass(frozen=True)
 class Sandbox:
     """The grader's isolation of its workers on this machine (implements autograder.public.client.Isolation)."""
-    mode: str                       # "user": a dedicated unprivileged user; "process": same user, own process
+
+    mode: str  # "user": a dedicated unprivileged user; "process": same user, own process
     uid: int | None = None
     gid: int | None = None
     network_namespace: bool = False
-    prefix: tuple[str, ...] = field(default=())   # put before the worker's command line
-    note: str = ""                  # one line for the person running the grader
-    private_tmp: bool = False       # /dev/shm and /var/tmp are small private tmpfs mounts in the worker's namespace
-    pid_namespace: bool = False     # the worker runs in a PID namespace of its own, under autograder/worker/init.py
+    prefix: tuple[str, ...] = field(default=())  # put before the worker's command line
+    note: str = ""  # one line for the person running the grader
+    private_tmp: bool = False  # /dev/shm and /var/tmp are small private tmpfs mounts in the worker's namespace
+    pid_namespace: bool = False  # the worker runs in a PID namespace of its own, under autograder/worker/init.py
 
     def owns(self, path: Path) -> None:
         """Give `path` to the sandbox user (a no-op without one)."""
@@ -93,8 +116,12 @@ class Sandbox:
 
 def _run_quietly(cmd: list[str], timeout: float = 60) -> bool:
     try:
-        return subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                              timeout=timeout).returncode == 0
+        return (
+            subprocess.run(
+                cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout
+            ).returncode
+            == 0
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
 
@@ -117,8 +144,20 @@ def create_users() -> list[str]:
     for slot in range(SLOTS):
         name = slot_user(slot)
         if _user(name) is None:
-            subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
-                            "--shell", "/usr/sbin/nologin", name], check=True, stdin=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    "useradd",
+                    "--system",
+                    "--no-create-home",
+                    "--home-dir",
+                    "/nonexistent",
+                    "--shell",
+                    "/usr/sbin/nologin",
+                    name,
+                ],
+                check=True,
+                stdin=subprocess.DEVNULL,
+            )
             created.append(name)
     return created
 
@@ -203,9 +242,9 @@ def installed_files() -> list[str]:
     excluded = [os.path.realpath(p) for p in (*oracle_folders(), *(ROOT / rel for rel in HIDDEN_PATHS))]
     loaded = {getattr(module, "__file__", None) for module in list(sys.modules.values())}
     try:
-        with open("/proc/self/maps") as maps:   # the native libraries: "address perms offset dev inode path"
+        with open("/proc/self/maps") as maps:  # the native libraries: "address perms offset dev inode path"
             loaded |= {fields[5].strip() for fields in (line.split(maxsplit=5) for line in maps) if len(fields) == 6}
-    except OSError:   # no /proc: the modules' own files only (their extension modules among them)
+    except OSError:  # no /proc: the modules' own files only (their extension modules among them)
         pass
     paths = set()
     for name in loaded:
@@ -233,6 +272,7 @@ def standard_modules() -> list[str]:
 class ProbeInputs:
     """What the probe checks (PROBE_PROGRAM): torch's path, the standard modules by name, the installed paths (sent
     on its standard input: a list of thousands of paths could outgrow a command line)."""
+
     origin: str
     standard: tuple[str, ...]
     paths: tuple[str, ...]
@@ -255,20 +295,28 @@ def probe(prefix: list[str], inputs: ProbeInputs | None = None) -> str | None:
     inputs = inputs or probe_inputs()
     command = [sys.executable, "-I", "-c", PROBE_PROGRAM, inputs.origin, ",".join(inputs.standard)]
     try:
-        done = subprocess.run(prefix + command, input="\n".join(inputs.paths), stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True, timeout=60)
+        done = subprocess.run(
+            prefix + command,
+            input="\n".join(inputs.paths),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
 
 
 def python_note(found: str) -> str:
-    """"" when the probe ran this very Python; else what a TA should know, for the isolation note."""
+    """ "" when the probe ran this very Python; else what a TA should know, for the isolation note."""
     version, _, prefix = found.partition(" ")
     if version == platform.python_version() and prefix == sys.base_prefix:
         return ""
-    return (f"; the worker runs Python {version} of {prefix}, not this {platform.python_version()} of {sys.base_prefix} "
-            "(the sandbox user cannot read the interpreter's folder: install Python where other users can)")
+    return (
+        f"; the worker runs Python {version} of {prefix}, not this {platform.python_version()} of {sys.base_prefix} "
+        "(the sandbox user cannot read the interpreter's folder: install Python where other users can)"
+    )
 
 
 # The worker's program starts with no capability: an empty bounding set (so not even root regains one through a
@@ -282,8 +330,11 @@ def _namespaces() -> tuple[list[str], bool]:
     private = ["unshare", "--net", "--ipc", "--mount"]
     private_tmp = ["--", "sh", "-c", PRIVATE_TMP, "sh"]
     if shutil.which("unshare"):
-        for prefix, pids in ((private + PID_NAMESPACE + private_tmp, True), (private + private_tmp, False),
-                             (["unshare", "--net", "--ipc", "--"], False)):
+        for prefix, pids in (
+            (private + PID_NAMESPACE + private_tmp, True),
+            (private + private_tmp, False),
+            (["unshare", "--net", "--ipc", "--"], False),
+        ):
             if _run_quietly(prefix + ["true"]):
                 return prefix, pids
     return [], False
@@ -296,34 +347,60 @@ def _detect(pid: int) -> Sandbox:
         net, pids = _namespaces()
         user = _claim_user()
         if user is None:
-            return Sandbox("process", note="isolation: separate process with limits (no free sandbox user "
-                                             f"{SANDBOX_USER}[-N]: create them once, as root, with "
-                                             "scripts/bootstrap.sh or python -m autograder.grader.isolation)")
+            return Sandbox(
+                "process",
+                note="isolation: separate process with limits (no free sandbox user "
+                f"{SANDBOX_USER}[-N]: create them once, as root, with "
+                "scripts/bootstrap.sh or python -m autograder.grader.isolation)",
+            )
         # The worker keeps no capability (none now, none through a setuid or file-capability program later).
-        switch = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups", "--no-new-privs",
-                  "--inh-caps=-all", "--bounding-set=-all", "--"]
+        switch = [
+            "setpriv",
+            f"--reuid={user.pw_uid}",
+            f"--regid={user.pw_gid}",
+            "--clear-groups",
+            "--no-new-privs",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--",
+        ]
         found = probe(net + switch) if shutil.which("setpriv") else None
         if found:
             protect_hidden()
             become_subreaper()
             where = "no network (namespace)" if net else "no namespaces (no CAP_SYS_ADMIN): sockets refused by seccomp"
-            where += ", own PID namespace" if pids else \
-                ", no PID namespace (other processes out of reach, their /proc files unreadable where Landlock is)"
-            return Sandbox("user", user.pw_uid, user.pw_gid, bool(net), tuple(net + switch),
-                             private_tmp=PRIVATE_TMP in net, pid_namespace=pids,
-                             note=f"isolation: worker runs as {user.pw_name}, no capabilities, {where}; "
-                                  f"{confinement_note(PRIVATE_TMP in net, True)}; {_capabilities()}"
-                                  f"{python_note(found)}")
+            where += (
+                ", own PID namespace"
+                if pids
+                else ", no PID namespace (other processes out of reach, their /proc files unreadable where Landlock is)"
+            )
+            return Sandbox(
+                "user",
+                user.pw_uid,
+                user.pw_gid,
+                bool(net),
+                tuple(net + switch),
+                private_tmp=PRIVATE_TMP in net,
+                pid_namespace=pids,
+                note=f"isolation: worker runs as {user.pw_name}, no capabilities, {where}; "
+                f"{confinement_note(PRIVATE_TMP in net, True)}; {_capabilities()}"
+                f"{python_note(found)}",
+            )
         # Without a user to switch to, the worker still runs as root, but with no capability (it reads what root
         # owns, not what other users keep to themselves, and cannot take over the grader's processes).
         drop = NO_CAPABILITIES if shutil.which("setpriv") and probe(net + NO_CAPABILITIES) else []
-        return Sandbox("process", network_namespace=bool(net), prefix=tuple(net + drop),
-                         private_tmp=PRIVATE_TMP in net, pid_namespace=pids,
-                         note=f"isolation: separate process with limits{', no network' if net else ''}"
-                              f"{', own PID namespace' if pids else ''}{', no capabilities' if drop else ''}; "
-                              f"{confinement_note(PRIVATE_TMP in net, False)} "
-                              f"({SANDBOX_USER} cannot run this Python: make the interpreter and its packages "
-                              "readable by other users)")
+        return Sandbox(
+            "process",
+            network_namespace=bool(net),
+            prefix=tuple(net + drop),
+            private_tmp=PRIVATE_TMP in net,
+            pid_namespace=pids,
+            note=f"isolation: separate process with limits{', no network' if net else ''}"
+            f"{', own PID namespace' if pids else ''}{', no capabilities' if drop else ''}; "
+            f"{confinement_note(PRIVATE_TMP in net, False)} "
+            f"({SANDBOX_USER} cannot run this Python: make the interpreter and its packages "
+            "readable by other users)",
+        )
     return unprivileged()
 
 
@@ -337,33 +414,49 @@ def unprivileged() -> Sandbox:
     # init is not dumpable, would be its own): setpriv empties the bounding set first, so the worker's program starts
     # with none, as the sandbox user does in the root modes.
     no_capabilities = NO_CAPABILITIES if shutil.which("setpriv") else []
-    for prefix, pids in ((user_net + ["--ipc", "--mount", *PID_NAMESPACE, "--", *no_capabilities], True),
-                         (user_net + ["--", *no_capabilities], False)):
+    for prefix, pids in (
+        (user_net + ["--ipc", "--mount", *PID_NAMESPACE, "--", *no_capabilities], True),
+        (user_net + ["--", *no_capabilities], False),
+    ):
         if shutil.which("unshare") and probe(prefix):
-            return Sandbox("process", network_namespace=True, prefix=tuple(prefix), pid_namespace=pids,
-                             note="isolation: separate process with limits, no network"
-                                  f"{', own PID namespace' if pids else ''}; {confinement_note(False, False)} "
-                                  "(not root: no user switch)")
-    return Sandbox("process", note=f"isolation: separate process with limits; {confinement_note(False, False)} "
-                                     "(not root: no user switch)")
+            return Sandbox(
+                "process",
+                network_namespace=True,
+                prefix=tuple(prefix),
+                pid_namespace=pids,
+                note="isolation: separate process with limits, no network"
+                f"{', own PID namespace' if pids else ''}; {confinement_note(False, False)} "
+                "(not root: no user switch)",
+            )
+    return Sandbox(
+        "process",
+        note=f"isolation: separate process with limits; {confinement_note(False, False)} (not root: no user switch)",
+    )
 
 
 def confinement_note(private_tmp: bool, sandbox_user: bool) -> str:
     """What bounds the worker's files and what keeps its reads to what it needs, in words, for the isolation note."""
-    mib, files = f"{WORKER_DISK_BYTES / 2 ** 20:.0f} MiB", f"{WORKER_DISK_FILES} files"
+    mib, files = f"{WORKER_DISK_BYTES / 2**20:.0f} MiB", f"{WORKER_DISK_FILES} files"
     if private_tmp:
-        disk = (f"disk: its folder (HOME, TMPDIR), /var/tmp and /run/lock in one private {mib} tmpfs of {files}, "
-                f"/dev/shm in a {PRIVATE_TMP_BYTES / 2 ** 20:.0f} MiB one, its files in /tmp watched (killed past {mib})")
+        disk = (
+            f"disk: its folder (HOME, TMPDIR), /var/tmp and /run/lock in one private {mib} tmpfs of {files}, "
+            f"/dev/shm in a {PRIVATE_TMP_BYTES / 2**20:.0f} MiB one, its files in /tmp watched (killed past {mib})"
+        )
     elif sandbox_user:
-        disk = (f"disk: its files in its folder (HOME, TMPDIR), /tmp, /var/tmp and /run/lock watched (killed past "
-                f"{mib} or {files}; /dev/shm with its memory)")
+        disk = (
+            f"disk: its files in its folder (HOME, TMPDIR), /tmp, /var/tmp and /run/lock watched (killed past "
+            f"{mib} or {files}; /dev/shm with its memory)"
+        )
     else:
         disk = f"disk: its folder (HOME, TMPDIR) watched (killed past {mib} or {files}), other files capped one by one"
     version = landlock.abi()
     refused = "/tmp, /var/tmp or /run/lock" if private_tmp else "/tmp, /var/tmp, /run/lock or the machine's /dev/shm"
-    reads = (f"reads: Landlock (ABI {version}) allows only the system's programs and libraries, this Python and its "
-             f"packages, its runtime and grading folder (no right in {refused})" if version else
-             "reads: file permissions only (this kernel has no Landlock)")
+    reads = (
+        f"reads: Landlock (ABI {version}) allows only the system's programs and libraries, this Python and its "
+        f"packages, its runtime and grading folder (no right in {refused})"
+        if version
+        else "reads: file permissions only (this kernel has no Landlock)"
+    )
     if private_tmp:
         reads += ", every mount seen noatime (a read leaves no access time)"
     return f"{disk}; {reads}"
@@ -464,7 +557,7 @@ def sweep(isolation: Sandbox, keep: frozenset[int] = frozenset()) -> int:
         for entry in entries:
             try:
                 if entry.stat(follow_symlinks=False).st_uid == isolation.uid:
-                    remove_tree(entry.path)   # however deep the user nested it (client.remove_tree)
+                    remove_tree(entry.path)  # however deep the user nested it (client.remove_tree)
             except OSError:
                 pass
     return killed
@@ -476,12 +569,14 @@ def queue_folders() -> list[str]:
     seccomp filter refuses mq_open, and in an IPC namespace of its own its queues end with it."""
     try:
         with open("/proc/self/mounts") as mounts:
-            return [fields[1] for fields in (line.split() for line in mounts) if len(fields) > 2 and fields[2] == "mqueue"]
+            return [
+                fields[1] for fields in (line.split() for line in mounts) if len(fields) > 2 and fields[2] == "mqueue"
+            ]
     except OSError:
         return []
 
 
-if __name__ == "__main__":   # python -m autograder.grader.isolation (root, at install): the sandbox users, and the
+if __name__ == "__main__":  # python -m autograder.grader.isolation (root, at install): the sandbox users, and the
     # hidden folders of the checkout this module lies in made root's alone (a second clone set up so is closed too)
     print("created: " + (", ".join(create_users()) or "none (all exist)"))
     print("made root-only: " + (", ".join(protect_hidden()) or "nothing (already)"))

@@ -16,6 +16,7 @@ would copy it into the student's feedback, and a student could ship a cache of t
 uses ~/.cache/captionkit when $CAPTIONKIT_CACHE is unset (the course's nbgrader_config.py sets it to a
 folder of the course).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -55,8 +56,9 @@ def grade_part(part: str, folder: str = ".", points: float | None = None) -> flo
         try:
             report = grade(Path(folder), GradeOptions(parts=(part,)))
         except Exception as exc:  # noqa: BLE001 (an error on the grader's side, never the student's)
-            raise GraderFailure(f"the grader could not grade {part}.py ({type(exc).__name__}); "
-                                "tell the course staff") from None
+            raise GraderFailure(
+                f"the grader could not grade {part}.py ({type(exc).__name__}); tell the course staff"
+            ) from None
 
     number, title = BY_MODULE[part].number, BY_MODULE[part].title
     score, max_score = report.score, report.max_score
@@ -66,13 +68,12 @@ def grade_part(part: str, folder: str = ".", points: float | None = None) -> flo
         mark = "PASS" if r.passed else "FAIL"
         kind = "" if r.visibility == "public" else " [hidden]"
         print(f"  {mark}  {r.number:5s} {r.score:g}/{r.max_score:g}  {r.name}{kind}")
-        if not r.passed:   # what the student may see: a hidden check shows only its property
+        if not r.passed:  # what the student may see: a hidden check shows only its property
             print(" " * 8 + "(the same)" if r.output == previous else _indent(r.output, 8))
             previous = r.output
     print(f"Part {number} ({part}): {score:g} / {max_score:g} points ({report.seconds:.0f} s)")
     if points is not None and max_score > 0 and abs(max_score - float(points)) > 1e-9:
         scaled = score * float(points) / max_score
-        print(f"(the rubric gives this part {max_score:g} points and this cell {float(points):g}: "
-              f"scored {scaled:g})")
+        print(f"(the rubric gives this part {max_score:g} points and this cell {float(points):g}: scored {scaled:g})")
         score = scaled
     return round(float(score), 6)

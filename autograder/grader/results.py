@@ -1,4 +1,5 @@
 """Scores out: Gradescope's results.json (written atomically); the per-part table is autograder.public.runner.table."""
+
 from __future__ import annotations
 
 import json
@@ -18,19 +19,26 @@ STDOUT_VISIBILITY = "hidden"
 
 def gradescope_results(report: GradeReport) -> dict:
     """The results.json document: one test per check, tagged with its part's module name."""
-    tests = [{
-        "name": f"Part {BY_MODULE[r.part].number} ({r.part}): {r.description}",
-        "number": r.number,
-        "score": r.score,
-        "max_score": r.max_score,
-        "status": "passed" if r.passed else "failed",
-        "visibility": GRADESCOPE_VISIBILITY[r.visibility],
-        "output": r.output,
-        "tags": [r.part, r.visibility],
-    } for r in report.results]
-    return {"score": report.score, "execution_time": round(report.seconds, 2),
-            "output": "\n".join(report.notes + part_lines(tests)), "tests": tests,
-            "stdout_visibility": STDOUT_VISIBILITY}
+    tests = [
+        {
+            "name": f"Part {BY_MODULE[r.part].number} ({r.part}): {r.description}",
+            "number": r.number,
+            "score": r.score,
+            "max_score": r.max_score,
+            "status": "passed" if r.passed else "failed",
+            "visibility": GRADESCOPE_VISIBILITY[r.visibility],
+            "output": r.output,
+            "tags": [r.part, r.visibility],
+        }
+        for r in report.results
+    ]
+    return {
+        "score": report.score,
+        "execution_time": round(report.seconds, 2),
+        "output": "\n".join(report.notes + part_lines(tests)),
+        "tests": tests,
+        "stdout_visibility": STDOUT_VISIBILITY,
+    }
 
 
 def part_lines(tests: list[dict]) -> list[str]:
@@ -46,10 +54,13 @@ def part_lines(tests: list[dict]) -> list[str]:
             continue
         shown = [t for t in mine if t["visibility"] == "visible"]
         later = sum(t["max_score"] for t in mine) - sum(t["max_score"] for t in shown)
-        line = (f"Part {p.number} {p.module}: {sum(t['score'] for t in shown):g} / "
-                f"{sum(t['max_score'] for t in shown):g} public points")
-        lines.append(line + (f"; {later:g} more from hidden and training checks, shown after the due date"
-                             if later else ""))
+        line = (
+            f"Part {p.number} {p.module}: {sum(t['score'] for t in shown):g} / "
+            f"{sum(t['max_score'] for t in shown):g} public points"
+        )
+        lines.append(
+            line + (f"; {later:g} more from hidden and training checks, shown after the due date" if later else "")
+        )
     return lines
 
 
@@ -61,12 +72,18 @@ def merge_results(old: dict, new: dict, parts: tuple[str, ...]) -> dict:
     only), in rubric order; the score and the part lines recomputed, the notes of the newer run, the seconds of
     both runs added. A full grade and a merge of the same outcomes give the same document, seconds aside."""
     kept = [t for t in old.get("tests", []) if not set(t["tags"]) & set(parts)]
-    tests = sorted(kept + [t for t in new["tests"] if set(t["tags"]) & set(parts)],
-                   key=lambda t: [int(x) for x in t["number"].split(".")])
+    tests = sorted(
+        kept + [t for t in new["tests"] if set(t["tags"]) & set(parts)],
+        key=lambda t: [int(x) for x in t["number"].split(".")],
+    )
     notes = [line for line in new.get("output", "").splitlines() if not PART_LINE.match(line)]
-    return {"score": sum(t["score"] for t in tests),
-            "execution_time": round(old.get("execution_time", 0) + new.get("execution_time", 0), 2),
-            "output": "\n".join(notes + part_lines(tests)), "tests": tests, "stdout_visibility": STDOUT_VISIBILITY}
+    return {
+        "score": sum(t["score"] for t in tests),
+        "execution_time": round(old.get("execution_time", 0) + new.get("execution_time", 0), 2),
+        "output": "\n".join(notes + part_lines(tests)),
+        "tests": tests,
+        "stdout_visibility": STDOUT_VISIBILITY,
+    }
 
 
 def write_json_atomic(document: dict, path: Path) -> None:
@@ -79,7 +96,7 @@ def write_json_atomic(document: dict, path: Path) -> None:
     os.replace(tmp, path)
 
 
-MISSING_MODULE = re.compile(r"^(?P<module>\w+)\.py is missing from the submission$")   # autograder.public.staging
+MISSING_MODULE = re.compile(r"^(?P<module>\w+)\.py is missing from the submission$")  # autograder.public.staging
 
 
 def missing_parts(document: dict) -> list[str]:

@@ -1,6 +1,7 @@
 """The rubric: points and visibility of every check, read from rubric.json and validated against
 rubric.schema.json. Public checks run on students' machines (`python -m autograder check`); hidden
 checks run only on the grader and show only the property they test."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +20,9 @@ def _import_jsonschema():
     is imported, jsonschema leaves that one checker out, as it does wherever the package is absent."""
     if "jsonschema" in sys.modules or "rfc3987_syntax" in sys.modules:
         import jsonschema
+
         return jsonschema
-    sys.modules["rfc3987_syntax"] = None   # an import of it raises ImportError
+    sys.modules["rfc3987_syntax"] = None  # an import of it raises ImportError
     try:
         import jsonschema
     finally:
@@ -33,6 +35,10 @@ def load(path: Path = HERE / "rubric.json") -> dict[str, dict[str, Entry]]:
     jsonschema.ValidationError on a malformed rubric."""
     data = json.loads(Path(path).read_text())
     _import_jsonschema().validate(data, json.loads((HERE / "rubric.schema.json").read_text()))
-    return {part: {name: Entry(float(e["points"]), e["visibility"], i + 1)
-                   for i, (name, e) in enumerate(spec["checks"].items())}
-            for part, spec in data["parts"].items()}
+    return {
+        part: {
+            name: Entry(float(e["points"]), e["visibility"], i + 1)
+            for i, (name, e) in enumerate(spec["checks"].items())
+        }
+        for part, spec in data["parts"].items()
+    }

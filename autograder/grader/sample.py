@@ -8,6 +8,7 @@ It is built from the reference solutions and the student stubs, so it never drif
   lstm_a                     A2 and A3 swapped
   stylenet                   missing from the submission
 """
+
 from __future__ import annotations
 
 import shutil
@@ -26,10 +27,14 @@ def replace_once(text: str, old: str, new: str, what: str) -> str:
 
 EDITS = {
     "decoding": ("        log_probs = torch.where(done.unsqueeze(-1), frozen, log_probs)\n", ""),
-    "bleu": ("matches = sum(min(count, max_in_a_ref[gram]) for gram, count in candidate.items())",
-             "matches = sum(count for gram, count in candidate.items() if max_in_a_ref[gram] > 0)"),
-    "lstm_a": ("        return [image_input, attr_input], None\n    if variant == \"A3\":",
-               "        return [attr_input, image_input], None\n    if variant == \"A3\":"),
+    "bleu": (
+        "matches = sum(min(count, max_in_a_ref[gram]) for gram, count in candidate.items())",
+        "matches = sum(count for gram, count in candidate.items() if max_in_a_ref[gram] > 0)",
+    ),
+    "lstm_a": (
+        '        return [image_input, attr_input], None\n    if variant == "A3":',
+        '        return [attr_input, image_input], None\n    if variant == "A3":',
+    ),
 }
 FROM_REFERENCE = ("show_and_tell", "attention")
 FROM_STUB = ("reinforce",)

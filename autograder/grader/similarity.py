@@ -18,6 +18,7 @@ received matches no one. The k-gram hash is a stable one (_stable_kgrams): the s
 run. A side's similarity is the share of its fingerprinted tokens found in the
 other module; a pair's score is the larger of the two sides (a short module copied into a long one still shows).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -34,9 +35,9 @@ ROOT = Path(__file__).resolve().parents[2]
 STUBS = ROOT / "assignments"
 REPORT, TABLE = "similarity.html", "similarity.csv"
 THRESHOLD = 0.5
-NOISE_TOKENS = 25       # copydetect's noise threshold: shorter matches are not counted (in filtered characters)
-GUARANTEE_TOKENS = 30   # a match this long is always found (winnowing's window = guarantee - noise + 1)
-CONTEXT_LINES = 3       # unmarked lines kept around each match in the report
+NOISE_TOKENS = 25  # copydetect's noise threshold: shorter matches are not counted (in filtered characters)
+GUARANTEE_TOKENS = 30  # a match this long is always found (winnowing's window = guarantee - noise + 1)
+CONTEXT_LINES = 3  # unmarked lines kept around each match in the report
 
 
 @dataclass(frozen=True)
@@ -44,10 +45,10 @@ class Pair:
     part: str
     a: str
     b: str
-    similarity_a: float    # share of a's fingerprinted code found in b
+    similarity_a: float  # share of a's fingerprinted code found in b
     similarity_b: float
-    tokens: int            # filtered characters a shares with b
-    marks_a: list          # (start, end) character ranges of a's text that match b
+    tokens: int  # filtered characters a shares with b
+    marks_a: list  # (start, end) character ranges of a's text that match b
     marks_b: list
 
     @property
@@ -60,7 +61,7 @@ def _copydetect():
         import copydetect
         import copydetect.utils
     except ImportError:
-        raise ValueError("similarity needs copydetect: pip install -e \".[staff]\" (docs/ta.md)") from None
+        raise ValueError('similarity needs copydetect: pip install -e ".[staff]" (docs/ta.md)') from None
     return copydetect
 
 
@@ -72,8 +73,13 @@ def _stable_kgrams(string: str, k: int):
 
     import numpy as np
 
-    return np.array([int.from_bytes(hashlib.blake2b(string[i:i + k].encode(), digest_size=8).digest(), "little",
-                                    signed=True) for i in range(len(string) - k + 1)], dtype=np.int64)
+    return np.array(
+        [
+            int.from_bytes(hashlib.blake2b(string[i : i + k].encode(), digest_size=8).digest(), "little", signed=True)
+            for i in range(len(string) - k + 1)
+        ],
+        dtype=np.int64,
+    )
 
 
 @contextlib.contextmanager
@@ -92,8 +98,14 @@ def _fingerprint(text: str, boilerplate=()):
     CodeFingerprint = _copydetect().CodeFingerprint
 
     with _stable_hashes():
-        return CodeFingerprint("module.py", NOISE_TOKENS, GUARANTEE_TOKENS - NOISE_TOKENS + 1, list(boilerplate),
-                           language="python", fp=io.StringIO(text))
+        return CodeFingerprint(
+            "module.py",
+            NOISE_TOKENS,
+            GUARANTEE_TOKENS - NOISE_TOKENS + 1,
+            list(boilerplate),
+            language="python",
+            fp=io.StringIO(text),
+        )
 
 
 def boilerplate(part: str, stubs: Path = STUBS) -> set:
@@ -114,6 +126,7 @@ def _quiet_compare(a, b):
 class Written:
     """What a student wrote in a module: its lines that are not among the stub's, joined (`text`), and where each
     lies (`lines`: (offset in `text`, offset in the module, length), in order)."""
+
     text: str
     lines: list
 
@@ -155,10 +168,20 @@ def compare(part: str, modules: dict[str, str], stubs: Path = STUBS) -> list[Pai
     ids = list(prints)
     pairs = []
     for i, a in enumerate(ids):
-        for b in ids[i + 1:]:
+        for b in ids[i + 1 :]:
             tokens, (sim_a, sim_b), (slices_a, slices_b) = _quiet_compare(prints[a], prints[b])
-            pairs.append(Pair(part, a, b, float(sim_a), float(sim_b), int(tokens),
-                              own[a].in_module(_ranges(slices_a)), own[b].in_module(_ranges(slices_b))))
+            pairs.append(
+                Pair(
+                    part,
+                    a,
+                    b,
+                    float(sim_a),
+                    float(sim_b),
+                    int(tokens),
+                    own[a].in_module(_ranges(slices_a)),
+                    own[b].in_module(_ranges(slices_b)),
+                )
+            )
     return pairs
 
 
@@ -181,7 +204,7 @@ def submitted_modules(submissions_root: Path) -> dict[str, dict[str, str]]:
             for part in MODULES:
                 path = folder / f"{part}.py"
                 if path.is_file() and not path.is_symlink():
-                    found[part][submission.id] = path.read_bytes()[:1024 * 1024].decode("utf-8", "replace")
+                    found[part][submission.id] = path.read_bytes()[: 1024 * 1024].decode("utf-8", "replace")
     return found
 
 
@@ -193,8 +216,20 @@ def write_table(pairs: list[Pair], path: Path) -> Path:
         writer = csv.writer(f)
         writer.writerow(["part", "a", "b", "score", "similarity_a", "similarity_b", "shared_tokens"])
         for p in sorted(pairs, key=lambda p: (-p.score, p.part, p.a, p.b)):
-            writer.writerow([safe_cell(v) for v in (p.part, p.a, p.b, round(p.score, 4), round(p.similarity_a, 4),
-                                                    round(p.similarity_b, 4), p.tokens)])
+            writer.writerow(
+                [
+                    safe_cell(v)
+                    for v in (
+                        p.part,
+                        p.a,
+                        p.b,
+                        round(p.score, 4),
+                        round(p.similarity_a, 4),
+                        round(p.similarity_b, 4),
+                        p.tokens,
+                    )
+                ]
+            )
     return path
 
 
@@ -247,18 +282,26 @@ def render(pairs: list[Pair], modules: dict[str, dict[str, str]], threshold: flo
                 f'<table class="sidebyside"><thead><tr><th>{escape(p.a)}/{part}.py</th><th>{escape(p.b)}/{part}.py'
                 f'</th></tr></thead><tbody><tr><td><pre class="output">{marked(modules[part][p.a], p.marks_a)}'
                 f'</pre></td><td><pre class="output">{marked(modules[part][p.b], p.marks_b)}</pre></td></tr>'
-                "</tbody></table>")
-        summary = (f'<p class="note">{len(modules[part])} submissions hold {part}.py; {len(mine)} pairs, '
-                   f"{len(flagged)} at or above {threshold:.0%}; the highest score {top:.0%}.</p>")
-        sections.append(f'<section class="part" id="{part}" data-flagged="{len(flagged)}"><header><h2>Part '
-                        f"{BY_MODULE[part].number}: {escape(BY_MODULE[part].title)}</h2></header>{summary}"
-                        + "".join(blocks) + "</section>")
-    body = ("<header><h1>Similarity report</h1>"
-            f'<p class="meta">{escape(generated)}</p>'
-            '<p class="notice">For course staff: this page names students and shows their code. A high score '
-            "is a reason to read both modules, not a finding: short functions written from the same docstring can "
-            "agree. The stubs' given code is removed before comparing; marked text is what the two share.</p>"
-            f"</header><main>{''.join(sections)}</main>")
+                "</tbody></table>"
+            )
+        summary = (
+            f'<p class="note">{len(modules[part])} submissions hold {part}.py; {len(mine)} pairs, '
+            f"{len(flagged)} at or above {threshold:.0%}; the highest score {top:.0%}.</p>"
+        )
+        sections.append(
+            f'<section class="part" id="{part}" data-flagged="{len(flagged)}"><header><h2>Part '
+            f"{BY_MODULE[part].number}: {escape(BY_MODULE[part].title)}</h2></header>{summary}"
+            + "".join(blocks)
+            + "</section>"
+        )
+    body = (
+        "<header><h1>Similarity report</h1>"
+        f'<p class="meta">{escape(generated)}</p>'
+        '<p class="notice">For course staff: this page names students and shows their code. A high score '
+        "is a reason to read both modules, not a finding: short functions written from the same docstring can "
+        "agree. The stubs' given code is removed before comparing; marked text is what the two share.</p>"
+        f"</header><main>{''.join(sections)}</main>"
+    )
     return page("Similarity report", body)
 
 
@@ -294,6 +337,9 @@ def link_from_summary(submissions_root: Path, out: Path) -> Path | None:
     rows = []
     for s in discover(submissions_root):
         results = Path(out) / s.id / "results.json"
-        rows.append(row_from_results(s, results) if results.is_file()
-                    else {"id": s.id, "name": s.name, "status": "grader error: no results"})
+        rows.append(
+            row_from_results(s, results)
+            if results.is_file()
+            else {"id": s.id, "name": s.name, "status": "grader error: no results"}
+        )
     return write_summary(rows, out)

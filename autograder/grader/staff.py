@@ -12,6 +12,7 @@ Gradescope the captured stdout (results.json says "stdout_visibility": "hidden")
 students see after the due date. A hidden test entry would do too, but Gradescope hides the total from students
 while any test is hidden. Nothing a student receives holds this module (tests/test_staff.py).
 """
+
 from __future__ import annotations
 
 import os
@@ -20,7 +21,7 @@ from pathlib import Path
 from autograder.public.runner import CheckResult, GradeReport
 
 STAFF_FILE = "staff.txt"
-STAFF_FOLDER = "staff"   # batch: DIR/staff/<id>.txt; a submission with this id is not graded (batch.held_back)
+STAFF_FOLDER = "staff"  # batch: DIR/staff/<id>.txt; a submission with this id is not graded (batch.held_back)
 WARNING = "For the course staff only: it shows hidden checks' inputs. Never give this file to a student."
 SEPARATOR = "\n\n"
 
@@ -29,12 +30,16 @@ def failure_block(r: CheckResult) -> str:
     """One failed check: its number, part, name and points, what the student was shown, and the staff note."""
     shown = "\n".join("    " + line for line in (r.output or "(nothing)").splitlines())
     note = "\n".join("    " + line for line in (r.staff_note or "(no more than the student saw)").splitlines())
-    return (f"{r.number} {r.part}.{r.name} ({r.visibility}, {r.score:g} of {r.max_score:g}): {r.description}\n"
-            f"  the student saw:\n{shown}\n  for the staff:\n{note}")
+    return (
+        f"{r.number} {r.part}.{r.name} ({r.visibility}, {r.score:g} of {r.max_score:g}): {r.description}\n"
+        f"  the student saw:\n{shown}\n  for the staff:\n{note}"
+    )
 
 
-FLAG = "FLAGGED "   # a header line of banned_op_flags
-BANNED_OP_NOTE = "ForbiddenOpError: your module's source uses "   # the grader's source scan (client.calls.CallLoop._refuse_banned)
+FLAG = "FLAGGED "  # a header line of banned_op_flags
+BANNED_OP_NOTE = (
+    "ForbiddenOpError: your module's source uses "  # the grader's source scan (client.calls.CallLoop._refuse_banned)
+)
 
 
 def banned_op_flags(report: GradeReport) -> list[str]:
@@ -44,19 +49,27 @@ def banned_op_flags(report: GradeReport) -> list[str]:
     found: dict[str, tuple[str, int]] = {}
     for r in report.results:
         if not r.passed and r.staff_note.startswith(BANNED_OP_NOTE):
-            reason = r.staff_note[len(BANNED_OP_NOTE):].split("; this check compares", 1)[0]
+            reason = r.staff_note[len(BANNED_OP_NOTE) :].split("; this check compares", 1)[0]
             first, count = found.get(r.part, (reason, 0))
             found[r.part] = (first, count + 1)
-    return [f"{FLAG}{part}: the module's source uses {reason} ({count} check{'s' * (count != 1)} earned nothing "
-            f"for it)" for part, (reason, count) in found.items()]
+    return [
+        f"{FLAG}{part}: the module's source uses {reason} ({count} check{'s' * (count != 1)} earned nothing for it)"
+        for part, (reason, count) in found.items()
+    ]
 
 
 def staff_text(report: GradeReport, submission: str = "") -> str:
     """The staff view of `report`, as plain text: a header (with a line for each banned-op flag), then one block
     per failed check in rubric order."""
     failed = [r for r in report.results if not r.passed]
-    header = "\n".join([f"Staff view of {submission or 'a submission'}: {report.score:g} / {report.max_score:g}, "
-                        f"{len(failed)} failed check{'s' * (len(failed) != 1)}", *banned_op_flags(report), WARNING])
+    header = "\n".join(
+        [
+            f"Staff view of {submission or 'a submission'}: {report.score:g} / {report.max_score:g}, "
+            f"{len(failed)} failed check{'s' * (len(failed) != 1)}",
+            *banned_op_flags(report),
+            WARNING,
+        ]
+    )
     return SEPARATOR.join([header, *(failure_block(r) for r in failed)]) + "\n"
 
 
@@ -64,6 +77,7 @@ def merged_text(old: str, new: str, parts: tuple[str, ...]) -> str:
     """A staff view: `old` with the blocks of `parts` replaced by those of `new` (a regrade of those parts only),
     in rubric order, under `new`'s header with the merge named. The written answers of `old` are dropped (`batch`
     adds them again after grading: add_written_answers)."""
+
     def blocks(text: str) -> list[str]:
         return [b for b in with_written_answers(text, "").strip("\n").split(SEPARATOR)[1:] if b]
 
@@ -73,14 +87,16 @@ def merged_text(old: str, new: str, parts: tuple[str, ...]) -> str:
     def part(block: str) -> str:
         return block.split(" ", 2)[1].split(".", 1)[0]
 
-    def flags(text: str) -> list[str]:   # banned_op_flags' lines of the header: "FLAGGED <part>: ..."
+    def flags(text: str) -> list[str]:  # banned_op_flags' lines of the header: "FLAGGED <part>: ..."
         return [line for line in text.split(SEPARATOR, 1)[0].splitlines() if line.startswith(FLAG)]
 
     kept = [b for b in blocks(old) if part(b) not in parts] + [b for b in blocks(new) if part(b) in parts]
-    flagged = [f for f in flags(old) if f[len(FLAG):].split(":", 1)[0] not in parts] + \
-        [f for f in flags(new) if f[len(FLAG):].split(":", 1)[0] in parts]
-    header = "\n".join([f"Staff view, parts {', '.join(parts)} regraded and merged into the earlier grade", *flagged,
-                        WARNING])
+    flagged = [f for f in flags(old) if f[len(FLAG) :].split(":", 1)[0] not in parts] + [
+        f for f in flags(new) if f[len(FLAG) :].split(":", 1)[0] in parts
+    ]
+    header = "\n".join(
+        [f"Staff view, parts {', '.join(parts)} regraded and merged into the earlier grade", *flagged, WARNING]
+    )
     return SEPARATOR.join([header, *sorted(kept, key=key)]) + "\n"
 
 
@@ -98,7 +114,7 @@ def write_staff(text: str, path: Path) -> Path:
 
     path = Path(path)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")   # mode 0600
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}-")  # mode 0600
     try:
         with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as f:
             f.write(text)
@@ -111,6 +127,7 @@ def write_staff(text: str, path: Path) -> Path:
 
 # -- written questions, graded by hand ---------------------------------------------------------------------------
 
+
 def written_answers_text(folder: Path) -> str:
     """The staff view of the written questions answered in the notebooks of submission folder `folder` (the part
     notebooks, or the nbgrader course's written.ipynb): per question, its prompt, the student's answer and, beside
@@ -120,16 +137,16 @@ def written_answers_text(folder: Path) -> str:
 
     try:
         from instructor.questions import all_questions, answers_in
-    except ImportError:   # a grader installed without the instructor tree (Gradescope's image): nothing to show
+    except ImportError:  # a grader installed without the instructor tree (Gradescope's image): nothing to show
         return ""
     answers: dict[str, str] = {}
     for path in sorted(Path(folder).glob("*.ipynb")):
         if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_NOTEBOOK_BYTES:
-            continue   # a link, a device or a notebook too large to be an answer sheet: not read
+            continue  # a link, a device or a notebook too large to be an answer sheet: not read
         try:
             found = answers_in(json.loads(path.read_text(encoding="utf-8")))
         except Exception:  # noqa: BLE001 (JSON that decodes to anything, nested past the decoder's recursion limit)
-            continue   # an unreadable notebook: its answers are missing, as if not submitted
+            continue  # an unreadable notebook: its answers are missing, as if not submitted
         answers |= {key: text for key, text in found.items() if text is None or isinstance(text, str)}
     blocks = []
     for q in all_questions():
@@ -138,8 +155,10 @@ def written_answers_text(folder: Path) -> str:
         answer = "\n".join("    " + line for line in (answers[q.key] or "(no answer)").splitlines())
         rubric = "\n".join(f"    [{c.points:g}] {c.criterion}" for c in q.rubric)
         prompt = " ".join(q.prompt.split())
-        blocks.append(f"Written question {q.number} {q.key} ({q.points:g} point{'s' * (q.points != 1)}): {prompt}\n"
-                      f"  the student's answer:\n{answer}\n  rubric (grade by hand):\n{rubric}")
+        blocks.append(
+            f"Written question {q.number} {q.key} ({q.points:g} point{'s' * (q.points != 1)}): {prompt}\n"
+            f"  the student's answer:\n{answer}\n  rubric (grade by hand):\n{rubric}"
+        )
     if not blocks:
         return ""
     total = sum(q.points for q in all_questions() if q.key in answers)
@@ -148,7 +167,7 @@ def written_answers_text(folder: Path) -> str:
 
 
 WRITTEN_HEADER = "Written questions: "
-MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024   # a submitted notebook read for its answers (outputs make them large)
+MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024  # a submitted notebook read for its answers (outputs make them large)
 
 
 def with_written_answers(text: str, written: str) -> str:

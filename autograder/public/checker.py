@@ -17,6 +17,7 @@ golden data they read. Student code runs in a separate worker process with the g
 (autograder/public/client/); nothing here holds a reference solution, a hidden check or hidden data. It prints
 the lines the kit's `python -m autograder check` prints: both score with autograder/public/runner.py.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,7 +28,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from autograder.public import client
@@ -37,7 +37,7 @@ from autograder.public.progress import Progress, for_terminal
 from autograder.public.staging import StagingError
 from shared.parts import BY_MODULE, MODULES
 
-if TYPE_CHECKING:   # the runner imports torch: `check` starts the workers' zygote first, so the two imports overlap
+if TYPE_CHECKING:  # the runner imports torch: `check` starts the workers' zygote first, so the two imports overlap
     from autograder.public.runner import Entry, GradeReport
 
 RUBRIC = Path(__file__).resolve().parent / "rubric.json"
@@ -52,8 +52,10 @@ def _rubric_document(path: Path = RUBRIC) -> dict:
     try:
         return dict(json.loads(Path(path).read_text())["parts"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise RubricError(f"{path.name}: cannot read the public rubric ({type(exc).__name__}); regenerate it with "
-                          "`python -m instructor notebooks`") from None
+        raise RubricError(
+            f"{path.name}: cannot read the public rubric ({type(exc).__name__}); regenerate it with "
+            "`python -m instructor notebooks`"
+        ) from None
 
 
 def load_rubric(path: Path = RUBRIC) -> dict[str, dict[str, Entry]]:
@@ -61,12 +63,15 @@ def load_rubric(path: Path = RUBRIC) -> dict[str, dict[str, Entry]]:
     from autograder.public.runner import Entry
 
     try:
-        return {part: {name: Entry(float(e["points"]), "public", int(e["number"]))
-                       for name, e in spec["checks"].items()}
-                for part, spec in _rubric_document(path).items()}
+        return {
+            part: {name: Entry(float(e["points"]), "public", int(e["number"])) for name, e in spec["checks"].items()}
+            for part, spec in _rubric_document(path).items()
+        }
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise RubricError(f"{path.name}: cannot read the public rubric ({type(exc).__name__}); regenerate it with "
-                          "`python -m instructor notebooks`") from None
+        raise RubricError(
+            f"{path.name}: cannot read the public rubric ({type(exc).__name__}); regenerate it with "
+            "`python -m instructor notebooks`"
+        ) from None
 
 
 def full_points(path: Path = RUBRIC) -> dict[str, float]:
@@ -74,8 +79,10 @@ def full_points(path: Path = RUBRIC) -> dict[str, float]:
     try:
         return {part: float(spec["points"]) for part, spec in _rubric_document(path).items()}
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise RubricError(f"{path.name}: cannot read the public rubric ({type(exc).__name__}); regenerate it with "
-                          "`python -m instructor notebooks`") from None
+        raise RubricError(
+            f"{path.name}: cannot read the public rubric ({type(exc).__name__}); regenerate it with "
+            "`python -m instructor notebooks`"
+        ) from None
 
 
 def public_checks_of(part: str) -> list[Check]:
@@ -84,8 +91,13 @@ def public_checks_of(part: str) -> list[Check]:
     return registered(part)
 
 
-def check(folder: Path, parts: tuple[str, ...] | None = None, rubric: dict[str, dict[str, Entry]] | None = None,
-          scratch: Path | None = None, progress: Progress | None = None) -> GradeReport:
+def check(
+    folder: Path,
+    parts: tuple[str, ...] | None = None,
+    rubric: dict[str, dict[str, Entry]] | None = None,
+    scratch: Path | None = None,
+    progress: Progress | None = None,
+) -> GradeReport:
     """Run the public checks of every part (or `parts`) on `folder`/<part>.py; never raises for a bad module.
     `progress` is told where the run is (autograder.public.progress; by default nothing is shown).
 
@@ -104,15 +116,26 @@ def check(folder: Path, parts: tuple[str, ...] | None = None, rubric: dict[str, 
             zygote.close()
 
 
-def _check_parts(folder: Path, chosen: list[str], rubric: dict[str, dict[str, Entry]] | None, runtime: Path,
-                 zygote: client.SharedZygote, progress: Progress) -> GradeReport:
+def _check_parts(
+    folder: Path,
+    chosen: list[str],
+    rubric: dict[str, dict[str, Entry]] | None,
+    runtime: Path,
+    zygote: client.SharedZygote,
+    progress: Progress,
+) -> GradeReport:
     import torch
 
     from autograder.public.runner import GradeReport, run_part_checks
 
     rubric = load_rubric() if rubric is None else rubric
-    checks_of = {part: sorted((c for c in public_checks_of(part) if c.name in rubric.get(part, {})),
-                              key=lambda c: rubric[part][c.name].number) for part in chosen}
+    checks_of = {
+        part: sorted(
+            (c for c in public_checks_of(part) if c.name in rubric.get(part, {})),
+            key=lambda c: rubric[part][c.name].number,
+        )
+        for part in chosen
+    }
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     report, started = GradeReport(), time.monotonic()
@@ -124,10 +147,19 @@ def _check_parts(folder: Path, chosen: list[str], rubric: dict[str, dict[str, En
             deadline = part_deadline()
 
             def start(part=part, deadline=deadline):
-                return client.Worker(part, folder, zygote.folder / part, runtime, client.SEPARATE_PROCESS,
-                                     deadline=deadline, shared=zygote)
-            results = run_part_checks(part, BY_MODULE[part].number, checks_of[part], rubric.get(part, {}), start, None,
-                                 progress=progress)
+                return client.Worker(
+                    part,
+                    folder,
+                    zygote.folder / part,
+                    runtime,
+                    client.SEPARATE_PROCESS,
+                    deadline=deadline,
+                    shared=zygote,
+                )
+
+            results = run_part_checks(
+                part, BY_MODULE[part].number, checks_of[part], rubric.get(part, {}), start, None, progress=progress
+            )
             report.results.extend(results)
             progress.part_done(sum(r.score for r in results), sum(r.max_score for r in results))
     finally:
@@ -151,45 +183,59 @@ def train(folder: Path, parts: tuple[str, ...], scratch: Path | None = None, pro
     run uses, each run within LIMITS.training; the runs, judged."""
     from shared.encoder import user_cache
 
-    os.environ.setdefault("CAPTIONKIT_CACHE", str(user_cache()))   # the public data's cache, not the student's folder
+    os.environ.setdefault("CAPTIONKIT_CACHE", str(user_cache()))  # the public data's cache, not the student's folder
     with tempfile.TemporaryDirectory(prefix="captionkit-train-", dir=scratch) as tmp:
         tmp = Path(tmp)
         os.chmod(tmp, 0o711)
         runtime = client.copy_runtime(tmp / "runtime")
-        zygote = client.SharedZygote.start(tmp / "parts", tuple(parts), runtime)   # as `check`'s: one import of torch
+        zygote = client.SharedZygote.start(tmp / "parts", tuple(parts), runtime)  # as `check`'s: one import of torch
         try:
             return _train_parts(Path(folder), parts, tmp, runtime, zygote, progress)
         finally:
             zygote.close()
 
 
-def _train_parts(folder: Path, parts: tuple[str, ...], tmp: Path, runtime: Path, zygote: client.SharedZygote,
-                 progress: Progress | None):
+def _train_parts(
+    folder: Path,
+    parts: tuple[str, ...],
+    tmp: Path,
+    runtime: Path,
+    zygote: client.SharedZygote,
+    progress: Progress | None,
+):
     from autograder.public import training
 
     def start(part: str) -> client.Worker:
         missing = [other for other in training.OTHER_PARTS[part] if not (folder / f"{other}.py").is_file()]
         if missing:
-            raise StagingError(f"{missing[0]}.py is missing from the folder: the run of {part} uses your "
-                               f"{missing[0]}.py (the grader uses its reference version)")
-        own = {other: (folder / f"{other}.py").read_bytes().decode("utf-8", errors="replace")
-               for other in training.OTHER_PARTS[part]}
-        return client.Worker(part, folder, zygote.folder / part, runtime, client.SEPARATE_PROCESS, references=own,
-                             shared=zygote)
+            raise StagingError(
+                f"{missing[0]}.py is missing from the folder: the run of {part} uses your "
+                f"{missing[0]}.py (the grader uses its reference version)"
+            )
+        own = {
+            other: (folder / f"{other}.py").read_bytes().decode("utf-8", errors="replace")
+            for other in training.OTHER_PARTS[part]
+        }
+        return client.Worker(
+            part, folder, zygote.folder / part, runtime, client.SEPARATE_PROCESS, references=own, shared=zygote
+        )
 
     def within(part: str, worker, run):
         return run(LIMITS.training)
+
     return training.train_parts(parts, start, within, training.public_inputs(tmp / "public"), progress)
 
 
 def training_notes() -> str:
     """What a student should know of the runs beside their lines: how they end, and the grader's time budget."""
-    return (f"Each run trains with the grader's recipe (epochs, batch size, learning rate) on the public scenes and, "
-            f"as the grader's does, stops after the first epoch whose captions reach the threshold. When graded, your "
-            f"model is trained and judged on scenes you do not have: its score and the epoch it stops at can differ "
-            f"from these. Time: a run here may take {LIMITS.seconds(LIMITS.training):.0f} s; the grader stops a run at "
-            f"{LIMITS.budget_factor:g} x the reference's training time on the grading machine plus "
-            f"{LIMITS.budget_allowance:g} s, so a run much slower than the reference can pass here and fail there.")
+    return (
+        f"Each run trains with the grader's recipe (epochs, batch size, learning rate) on the public scenes and, "
+        f"as the grader's does, stops after the first epoch whose captions reach the threshold. When graded, your "
+        f"model is trained and judged on scenes you do not have: its score and the epoch it stops at can differ "
+        f"from these. Time: a run here may take {LIMITS.seconds(LIMITS.training):.0f} s; the grader stops a run at "
+        f"{LIMITS.budget_factor:g} x the reference's training time on the grading machine plus "
+        f"{LIMITS.budget_allowance:g} s, so a run much slower than the reference can pass here and fail there."
+    )
 
 
 def exit_now(code: int) -> None:
@@ -207,20 +253,27 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("check", help="run the public checks on a working copy")
     c.add_argument("folder", type=Path, nargs="?", default=Path("."))
     c.add_argument("--part", action="append", choices=MODULES, help="check only this part (repeatable)")
-    c.add_argument("--train", action="store_true", help="instead, train each trained part on the public data as its "
-                   "training check does (same recipe and budget, your own modules of the other parts it uses) and "
-                   "print its score, the threshold and the image controls")
+    c.add_argument(
+        "--train",
+        action="store_true",
+        help="instead, train each trained part on the public data as its "
+        "training check does (same recipe and budget, your own modules of the other parts it uses) and "
+        "print its score, the threshold and the image controls",
+    )
     args = parser.parse_args(argv)
     if not args.folder.is_dir():
         parser.error(f"{args.folder}: not a folder")
     if args.train:
-        from autograder.public.training import PUBLISHED, table as training_table
+        from autograder.public.training import PUBLISHED
+        from autograder.public.training import table as training_table
 
         parts = trained_parts(args.folder, tuple(args.part) if args.part else None)
         if not parts:
             modules = ", ".join(f"{p}.py" for p in PUBLISHED)
-            parser.error(f"{args.folder}: none of the trained parts' modules ({modules})"
-                         + (f" among --part {' '.join(args.part)}" if args.part else ""))
+            parser.error(
+                f"{args.folder}: none of the trained parts' modules ({modules})"
+                + (f" among --part {' '.join(args.part)}" if args.part else "")
+            )
         runs = train(args.folder, parts, progress=for_terminal())
         print(training_table(runs, own_parts=True))
         print(training_notes())

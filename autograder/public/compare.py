@@ -1,6 +1,7 @@
 """Staged comparison of what student code returned against what the reference expects:
 type, then shape and dtype, then finiteness, then values; every message names the tensor and the case.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,8 +36,9 @@ def _where(case: str) -> str:
     return f" [{case}]" if case else ""
 
 
-def expect_tensor(name: str, actual, expected: torch.Tensor, *, rtol: float, atol: float, case: str = "",
-                  check_dtype: bool = True) -> None:
+def expect_tensor(
+    name: str, actual, expected: torch.Tensor, *, rtol: float, atol: float, case: str = "", check_dtype: bool = True
+) -> None:
     """Assert that `actual` is a tensor like `expected`, within |a - e| <= atol + rtol * |e| everywhere."""
     if not isinstance(actual, torch.Tensor):
         raise CheckFailed(f"{name}: expected a tensor, got {type_name(actual)}{_where(case)}")
@@ -52,16 +54,20 @@ def expect_tensor(name: str, actual, expected: torch.Tensor, *, rtol: float, ato
         mismatch = actual.to(common) != expected.to(actual.device, common)
         if mismatch.any():
             idx = tuple(int(i) for i in mismatch.nonzero()[0])
-            raise CheckFailed(f"{name}: {int(mismatch.sum())} of {mismatch.numel()} entries differ; first at "
-                              f"{idx}: got {actual[idx].item()}, expected {expected[idx].item()}{_where(case)}")
+            raise CheckFailed(
+                f"{name}: {int(mismatch.sum())} of {mismatch.numel()} entries differ; first at "
+                f"{idx}: got {actual[idx].item()}, expected {expected[idx].item()}{_where(case)}"
+            )
         return
-    a, e = actual.double(), expected.double().to(actual.device)   # a bool or integer result: its values (True is 1)
+    a, e = actual.double(), expected.double().to(actual.device)  # a bool or integer result: its values (True is 1)
     finite = torch.isfinite(e)
     bad = finite & ~torch.isfinite(a)
     if bad.any():
         idx = tuple(int(i) for i in bad.nonzero()[0])
-        raise CheckFailed(f"{name}: {int(bad.sum())} non-finite entries where finite values were expected; "
-                          f"first at {idx}: {a[idx].item()}{_where(case)}")
+        raise CheckFailed(
+            f"{name}: {int(bad.sum())} non-finite entries where finite values were expected; "
+            f"first at {idx}: {a[idx].item()}{_where(case)}"
+        )
     special = ~finite & (a != e)  # -inf where -inf is expected, and so on
     if special.any():
         idx = tuple(int(i) for i in special.nonzero()[0])
@@ -72,15 +78,18 @@ def expect_tensor(name: str, actual, expected: torch.Tensor, *, rtol: float, ato
     if over.any():
         worst = (err - allowed).argmax()
         idx = index_of(worst, err.shape)
-        raise CheckFailed(f"{name}: {int(over.sum())} of {over.numel()} entries outside rtol={rtol:g}, atol={atol:g}; "
-                          f"largest error {err[idx].item():.3g} at {idx} (got {a[idx].item():.6g}, expected "
-                          f"{e[idx].item():.6g}){_where(case)}")
+        raise CheckFailed(
+            f"{name}: {int(over.sum())} of {over.numel()} entries outside rtol={rtol:g}, atol={atol:g}; "
+            f"largest error {err[idx].item():.3g} at {idx} (got {a[idx].item():.6g}, expected "
+            f"{e[idx].item():.6g}){_where(case)}"
+        )
 
 
 @dataclass(frozen=True)
 class Tolerance:
     """How close a value must be to what is expected, elementwise: |actual - expected| <= atol + rtol |expected|.
     `float64`, if given, is the (tighter) tolerance that applies when the inputs and the result are all float64."""
+
     rtol: float
     atol: float
     float64: Tolerance | None = None
@@ -95,7 +104,9 @@ def expect_shaped(name: str, actual, shape: tuple, case: str = "") -> torch.Tens
     """Stages 1 and 2: `actual` is a tensor of `shape`; returns it."""
     if not isinstance(actual, torch.Tensor):
         raise CheckFailed(f"{name}: expected a tensor, got {type_name(actual)}{_where(case)}")
-    expect(tuple(actual.shape) == tuple(shape), f"{name}: expected shape {tuple(shape)}, got {tuple(actual.shape)}", case)
+    expect(
+        tuple(actual.shape) == tuple(shape), f"{name}: expected shape {tuple(shape)}, got {tuple(actual.shape)}", case
+    )
     return actual
 
 
@@ -106,8 +117,16 @@ def expect_float_tensor(name: str, actual, shape: tuple, case: str = "") -> torc
     return actual
 
 
-def expect_close(name: str, actual, expected: torch.Tensor, tolerance: Tolerance, *, inputs: torch.dtype,
-                 case: str = "", same_dtype: bool = False) -> None:
+def expect_close(
+    name: str,
+    actual,
+    expected: torch.Tensor,
+    tolerance: Tolerance,
+    *,
+    inputs: torch.dtype,
+    case: str = "",
+    same_dtype: bool = False,
+) -> None:
     """The staged comparison of a float result with an expectation computed in float64 from inputs of dtype `inputs`:
     a tensor, of the expected shape, of a float dtype (same_dtype: the inputs' dtype, except that float64 inputs may
     give float32 results, a float32 accumulator somewhere), then its values within `tolerance` (its float64 one
@@ -133,13 +152,15 @@ def expect_token_ids(name: str, tokens, vocab_size: int, case: str = "") -> None
     allocates (bincount, one-hot), so a wild one is the student's failure, named here, and never the grader's
     memory."""
     if not isinstance(tokens, torch.Tensor) or tokens.dtype != torch.int64:
-        raise CheckFailed(f"{name}: expected a LongTensor (torch.int64) of token ids, got {type_name(tokens)}"
-                          + (f" of dtype {tokens.dtype}" if isinstance(tokens, torch.Tensor) else "") + _where(case))
+        raise CheckFailed(
+            f"{name}: expected a LongTensor (torch.int64) of token ids, got {type_name(tokens)}"
+            + (f" of dtype {tokens.dtype}" if isinstance(tokens, torch.Tensor) else "")
+            + _where(case)
+        )
     bad = (tokens < 0) | (tokens >= vocab_size)
     if bad.any():
         idx = tuple(int(i) for i in bad.nonzero()[0])
-        raise CheckFailed(f"{name}: token id {int(tokens[idx])} at {idx} is outside 0..{vocab_size - 1}"
-                          + _where(case))
+        raise CheckFailed(f"{name}: token id {int(tokens[idx])} at {idx} is outside 0..{vocab_size - 1}" + _where(case))
 
 
 def expect_tuple(name: str, value, length: int, case: str = "", *, exact: bool = False) -> tuple:

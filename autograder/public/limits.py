@@ -33,17 +33,20 @@ starts: the engine makes the part's when the part starts, the runner the check's
 its own. Each is passed down with what it bounds (the worker holds its part's; every call gets the check's), and a
 call waits for the earliest of them; the message of the one reached is what the student reads.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import os
 import time
 from dataclasses import dataclass
+from typing import overload
 
 
 @dataclass(frozen=True)
 class TimeLimits:
     """The time limits of grading in seconds (the table above); `seconds(limit)` scales a wall-clock one."""
+
     part: float = 300.0
     check: float = 30.0
     call: float = 20.0
@@ -65,8 +68,10 @@ class TimeLimits:
             zero_allowed = field.name == "budget_allowance"
             number = isinstance(value, (int, float)) and not isinstance(value, bool)
             if not number or not (value >= 0 if zero_allowed else value > 0):
-                raise ValueError(f"time limits: {field.name} must be a number "
-                                 f"{'of 0 or more' if zero_allowed else 'above 0'}, got {value!r}")
+                raise ValueError(
+                    f"time limits: {field.name} must be a number "
+                    f"{'of 0 or more' if zero_allowed else 'above 0'}, got {value!r}"
+                )
 
     @classmethod
     def from_environment(cls, environ=os.environ) -> TimeLimits:
@@ -77,9 +82,11 @@ class TimeLimits:
                 try:
                     overrides[name] = float(environ[variable])
                 except ValueError:
-                    raise ValueError(f"${variable}: expected a number of seconds{' (a factor)' if name == 'scale' else ''}"
-                                     f", got {environ[variable]!r}") from None
-        return cls(**overrides)
+                    raise ValueError(
+                        f"${variable}: expected a number of seconds{' (a factor)' if name == 'scale' else ''}"
+                        f", got {environ[variable]!r}"
+                    ) from None
+        return cls(**overrides)  # type: ignore[arg-type]  # both fields it may override are floats
 
     def seconds(self, limit: float) -> float:
         """Wall-clock seconds a limit of `limit` seconds allows on this machine (x scale)."""
@@ -92,7 +99,7 @@ LIMITS = TimeLimits.from_environment()
 # What a worker's user may keep in the places it can write (its folder, which is its HOME and TMPDIR, and the machine's
 # temporary folders), all together: the size of the one private tmpfs that holds them where the grader may make a
 # mount namespace, else the watchdog's limit on the sandbox user's files there (autograder.public.client.disk.disk_usage).
-WORKER_DISK_BYTES = 256 * 1024 ** 2
+WORKER_DISK_BYTES = 256 * 1024**2
 WORKER_DISK_FILES = 4096
 # How deep the worker's folders may nest there: the watchdog looks no deeper (a deeper folder ends the worker as one
 # over its disk limit). Nothing a part needs nests more than a few levels.
@@ -102,8 +109,9 @@ WORKER_FOLDER_DEPTH = 64
 @dataclass(frozen=True)
 class Deadline:
     """The instant (time.monotonic()) by which something must end, and what a student reads when it is reached."""
+
     at: float
-    reached: str    # "the part's time limit was reached", "timed out after 20 s", ...
+    reached: str  # "the part's time limit was reached", "timed out after 20 s", ...
 
     @classmethod
     def after(cls, seconds: float, reached: str) -> Deadline:
@@ -125,6 +133,14 @@ def part_deadline(ends_by: float | None = None) -> Deadline:
     if ends_by is not None and ends_by < at:
         return Deadline(ends_by, "the submission's time limit was reached")
     return Deadline(at, "the part's time limit was reached")
+
+
+@overload
+def earliest(first: Deadline, /, *deadlines: Deadline | None) -> Deadline: ...
+
+
+@overload
+def earliest(*deadlines: Deadline | None) -> Deadline | None: ...
 
 
 def earliest(*deadlines: Deadline | None) -> Deadline | None:

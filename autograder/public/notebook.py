@@ -11,6 +11,7 @@ stderr, and student code runs in the worker process, never in the kernel. Here t
 public checks alone: what the part will get is known only after the course's grader runs the hidden and training
 checks too, and the printed table says so.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -34,7 +35,9 @@ def grade_part(part: str, folder: str = ".", points: float | None = None) -> flo
     with contextlib.redirect_stderr(sys.stdout):
         report = checker.check(Path(folder), parts=(part,))
     p = BY_MODULE[part]
-    print(f"Part {p.number} ({part}): {p.title}. The public checks only: the course's grader, which also runs the "
-          "hidden and training checks, is not installed here.")
+    print(
+        f"Part {p.number} ({part}): {p.title}. The public checks only: the course's grader, which also runs the "
+        "hidden and training checks, is not installed here."
+    )
     print(table(report))
     return round(float(report.score), 6)

@@ -14,6 +14,7 @@ what the public checks cover), registered with IPython's display formatters for 
 otter's own per-case wrapper lines ("Error at line 23 in test bleu: ...", lines of this generated file) are left
 out, and otter itself is unchanged.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,7 +24,6 @@ from pathlib import Path
 from types import ModuleType
 
 from shared.parts import BY_MODULE, MODULES
-
 
 # The report of each part's latest grader.check in this kernel (part -> autograder.public.runner.GradeReport).
 _LATEST: dict = {}
@@ -37,8 +37,11 @@ def summary(test_file) -> str:
     report = _LATEST.get(test_file.name)
     if report is None:
         return test_file.summary()
-    verdict = "All test cases passed!" if test_file.passed_all else \
-        f"{test_file.score:g} of {test_file.possible:g} points from the public checks"
+    verdict = (
+        "All test cases passed!"
+        if test_file.passed_all
+        else f"{test_file.score:g} of {test_file.possible:g} points from the public checks"
+    )
     return f"{test_file.name} results: {verdict}\n{table(report)}"
 
 
@@ -87,7 +90,7 @@ class PublicChecks:
 
             self.folder = self._folder_of(module)
             with contextlib.redirect_stderr(sys.stdout):  # library warnings are not the student's errors
-                report = checker.check(self.folder, parts=(self.part,))   # keeps the notebook's thread count
+                report = checker.check(self.folder, parts=(self.part,))  # keeps the notebook's thread count
             _LATEST[self.part] = report
             self._results = {r.name: r for r in report.results}
         return self._results
@@ -96,7 +99,9 @@ class PublicChecks:
         """Raise PublicCheckFailed unless the public check `check` passed on `module`'s folder."""
         result = self.results(module).get(check)
         if result is None:
-            raise PublicCheckFailed(f"the grader has no public check {check!r} for {self.part}.py; "
-                                    "the notebook's tests are older than the kit: tell the course staff")
+            raise PublicCheckFailed(
+                f"the grader has no public check {check!r} for {self.part}.py; "
+                "the notebook's tests are older than the kit: tell the course staff"
+            )
         if not result.passed:
             raise PublicCheckFailed(result.output.strip())

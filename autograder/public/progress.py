@@ -8,6 +8,7 @@ training epoch to a Progress.
 
 Progress goes to stderr; stdout keeps the results table. It never changes a grade.
 """
+
 from __future__ import annotations
 
 import os
@@ -63,7 +64,7 @@ class Lines(Progress):
     def __init__(self, stream: TextIO, prefix: str = ""):
         self.stream, self.prefix = stream, prefix
         self.label, self.started = "", 0.0
-        self.spent: dict[str, float] = {}   # seconds of a part's earlier phases (a grade runs each part in two)
+        self.spent: dict[str, float] = {}  # seconds of a part's earlier phases (a grade runs each part in two)
 
     def part(self, index: int, count: int, module: str, checks: int) -> None:
         now = time.monotonic()
@@ -90,16 +91,22 @@ class Bar(Progress):
         self.stream, self.prefix, self.position = stream, prefix, position
         self.bar = None
         self.running = ""
-        self.part_end = 0      # the bar's count once the running part is over (a part that cannot start runs none)
-        self.last_epoch = 0    # the running check's latest epoch
-        self.again = False     # its training started over (stopped at the least budget, run again with its own)
+        self.part_end = 0  # the bar's count once the running part is over (a part that cannot start runs none)
+        self.last_epoch = 0  # the running check's latest epoch
+        self.again = False  # its training started over (stopped at the least budget, run again with its own)
 
     def begin(self, checks: int, unit: str = "check") -> None:
         from tqdm import tqdm
 
-        self.bar = tqdm(total=checks, file=self.stream, unit=unit, position=self.position,
-                        leave=self.position is None, dynamic_ncols=True,
-                        bar_format="{desc} {bar:12} {n_fmt}/{total_fmt} " + unit + "s [{elapsed}]{postfix}")
+        self.bar = tqdm(
+            total=checks,
+            file=self.stream,
+            unit=unit,
+            position=self.position,
+            leave=self.position is None,
+            dynamic_ncols=True,
+            bar_format="{desc} {bar:12} {n_fmt}/{total_fmt} " + unit + "s [{elapsed}]{postfix}",
+        )
         self.bar.set_description_str(self.prefix + "starting")
 
     def step(self, text: str) -> None:
@@ -108,7 +115,7 @@ class Bar(Progress):
 
     def part(self, index: int, count: int, module: str, checks: int) -> None:
         if self.bar is not None:
-            if self.bar.n < self.part_end:   # the checks the phase before did not run (a module that cannot start)
+            if self.bar.n < self.part_end:  # the checks the phase before did not run (a module that cannot start)
                 self.bar.update(self.part_end - self.bar.n)
             self.part_end = self.bar.n + checks
             self.bar.set_description_str(self.prefix + _label(index, count, module))
@@ -137,7 +144,7 @@ class Bar(Progress):
             self.bar.update(self.part_end - self.bar.n)
 
     def run_done(self, outcome: str) -> None:
-        self.part_done(0.0, 0.0)   # the bar shows no points: only its count moves
+        self.part_done(0.0, 0.0)  # the bar shows no points: only its count moves
 
     def end(self) -> None:
         if self.bar is not None:
@@ -145,8 +152,9 @@ class Bar(Progress):
             self.bar = None
 
 
-def for_terminal(json_output: bool = False, stream: TextIO | None = None, prefix: str = "",
-                 position: int | None = None) -> Progress:
+def for_terminal(
+    json_output: bool = False, stream: TextIO | None = None, prefix: str = "", position: int | None = None
+) -> Progress:
     """The Progress a command shows on `stream` (default stderr): none when it writes JSON or runs in CI, a bar on
     a terminal, one line per part elsewhere."""
     stream = stream or sys.stderr

@@ -7,13 +7,14 @@ the worker after a crash, and stop at the part's deadline. What is graded (which
 visibility, the worker) is the caller's choice: the grader's engine for a grade, the public checker for
 a student's working copy.
 """
+
 from __future__ import annotations
 
 import re
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 from autograder.public import limits
 from autograder.public.checks import PUBLIC_ROUND, Check, Round, running_as
@@ -34,9 +35,10 @@ GRADER_ERROR = "the grader could not run this check (an error on the grader's si
 @dataclass(frozen=True)
 class Entry:
     """What a check is worth and who sees its details: one entry of the rubric."""
+
     points: float
     visibility: str  # "public" or "hidden"
-    number: int      # its position among the part's checks in the full rubric, from 1: check 3.2 is bleu's second
+    number: int  # its position among the part's checks in the full rubric, from 1: check 3.2 is bleu's second
 
 
 @dataclass
@@ -47,11 +49,11 @@ class CheckResult:
     description: str
     score: float
     max_score: float
-    visibility: str             # "public" or "hidden"
-    output: str                 # what the student may see
+    visibility: str  # "public" or "hidden"
+    output: str  # what the student may see
     seconds: float
-    staff_note: str = ""        # details for TAs only (never in student-visible fields): the case, the traceback
-    todo: str = ""              # "TODO ngram_counts (bleu.py:113)": the check stopped at a stub's unwritten TODO
+    staff_note: str = ""  # details for TAs only (never in student-visible fields): the case, the traceback
+    todo: str = ""  # "TODO ngram_counts (bleu.py:113)": the check stopped at a stub's unwritten TODO
     # A public check the grader also ran on its own cases: what its public round alone showed ("passed" or the
     # failure's output), i.e. what a student's `check` shows for the same module; "" for every other check.
     public_round: str = ""
@@ -99,6 +101,7 @@ class Outcome:
     """One check's verdict: `output` for the student, `note` for the course staff only (the failing case and the
     traceback in the student's file), `todo` when the check stopped at a stub's unwritten TODO, `public_round` (the
     grader's run of a public check only) what the check's public round alone showed."""
+
     passed: bool
     output: str = "passed"
     note: str = ""
@@ -107,14 +110,14 @@ class Outcome:
 
 
 def raised_at(where: str) -> str:
-    """"bleu.py:113", the file and line of the student's code where an exception was raised (the last of the
+    """ "bleu.py:113", the file and line of the student's code where an exception was raised (the last of the
     student's frames in `where`), or "" when it raised in none of them."""
     frames = FRAME.findall(where)
     return f"{frames[-1][0]}:{frames[-1][1]}" if frames else ""
 
 
 def todo_of(exc: StudentError) -> str:
-    """"TODO ngram_counts (bleu.py:113)" when `exc` is a stub's NotImplementedError, else ""."""
+    """ "TODO ngram_counts (bleu.py:113)" when `exc` is a stub's NotImplementedError, else ""."""
     match = TODO_MESSAGE.search(exc.detail)
     if exc.kind != "NotImplementedError" or match is None:
         return ""
@@ -147,16 +150,20 @@ def _outcome(exc: BaseException, chk: Check, visible: bool, grader_cases: bool =
         case = f" [{exc.case}]" if exc.case else ""
         at = raised_at(exc.where)
         todo = todo_of(exc)
-        if visible and not grader_cases and todo:   # one line: the stub's TODO and where it is
-            shown = f"your code raised NotImplementedError: {TODO_MESSAGE.search(exc.detail).group(0)}" \
-                    + (f" (at {at})" if at else "")
+        if visible and not grader_cases and todo:  # one line: the stub's TODO and where it is
+            shown = f"your code raised NotImplementedError: {TODO_MESSAGE.search(exc.detail).group(0)}" + (
+                f" (at {at})" if at else ""
+            )
         elif visible and not grader_cases:
             shown = f"your code raised {exc.kind}: {exc.detail}{case}{where}"
-        else:   # a stub's TODO: one bit the module could choose, as it chooses which TODO row a check joins
-            shown = "your code raised " + ("NotImplementedError (an unwritten TODO)" if todo else "an exception") \
-                    + (f" {GRADER_CASES}" if grader_cases else "")
+        else:  # a stub's TODO: one bit the module could choose, as it chooses which TODO row a check joins
+            shown = (
+                "your code raised "
+                + ("NotImplementedError (an unwritten TODO)" if todo else "an exception")
+                + (f" {GRADER_CASES}" if grader_cases else "")
+            )
         return Outcome(False, shown, _with_notes(exc, f"{exc.kind}: {exc.detail}{case}{where}"), todo)
-    if isinstance(exc, WorkerDied):   # one line, naming what happened; a hidden check only what no student code chose
+    if isinstance(exc, WorkerDied):  # one line, naming what happened; a hidden check only what no student code chose
         return Outcome(False, str(exc) if visible and not grader_cases else exc.shown, str(exc))
     if isinstance(exc, GoldenDataError):
         return Outcome(False, str(exc), str(exc))
@@ -195,7 +202,7 @@ class WithinCheck:
 
 
 def describe_call(recipe: str, kwargs: dict) -> str:
-    """"decoding.greedy_decode(model=<ToyModel>, features=<tensor (2, 8) float32>, max_len=5)": a call, briefly."""
+    """ "decoding.greedy_decode(model=<ToyModel>, features=<tensor (2, 8) float32>, max_len=5)": a call, briefly."""
     return f"{recipe}({', '.join(f'{name}={_brief(value)}' for name, value in kwargs.items())})"
 
 
@@ -207,15 +214,17 @@ def _brief(value, limit: int = 60) -> str:
     if isinstance(value, torch.Tensor):
         return f"<tensor {tuple(value.shape)} {str(value.dtype).removeprefix('torch.')}>"
     if isinstance(value, (dict, list, tuple)):
-        if len(value) <= 8 and all(v is None or type(v) in (bool, int, float, str) for v in
-                                   (value.values() if isinstance(value, dict) else value)):
+        if len(value) <= 8 and all(
+            v is None or type(v) in (bool, int, float, str)
+            for v in (value.values() if isinstance(value, dict) else value)
+        ):
             text = repr(value)
             if len(text) <= limit:
                 return text
         return f"<{type(value).__name__} of {len(value)}>"
     if value is None or type(value) in (bool, int, float, str):
         text = repr(value)
-        return text if len(text) <= limit else text[:limit - 3] + "..."
+        return text if len(text) <= limit else text[: limit - 3] + "..."
     return f"<{type(value).__name__}>"
 
 
@@ -237,21 +246,29 @@ def with_grader_round(public: Outcome, graders: Outcome | None) -> Outcome:
 
 def run_round(chk: Check, worker: StudentWorker, ctx, visible: bool, round: Round) -> Outcome:
     try:
-        with running_as("public" if visible else "hidden", round):   # hidden properties do not shrink
+        with running_as("public" if visible else "hidden", round):  # hidden properties do not shrink
             chk.fn(worker, ctx)
         return Outcome(True)
     except Exception as exc:  # noqa: BLE001 (a verdict on the student, or the grader's error: both reported)
         for candidate in _candidates(exc):
             outcome = _outcome(candidate, chk, visible, grader_cases=not round.public)
             if outcome is not None:
-                return Outcome(False, clean(outcome.output, OUTPUT_LIMIT), clean(outcome.note, 4 * OUTPUT_LIMIT),
-                               outcome.todo)
+                return Outcome(
+                    False, clean(outcome.output, OUTPUT_LIMIT), clean(outcome.note, 4 * OUTPUT_LIMIT), outcome.todo
+                )
         return Outcome(False, GRADER_ERROR, "".join(traceback.format_exception(exc))[-3000:])
 
 
-def run_part_checks(part: str, number: int, checks: list[Check], entries: dict[str, Entry],
-               start_worker: Callable[[], StudentWorker], ctx, grader_round: Callable[[Check], Round] | None = None,
-               progress: Progress | None = None) -> list[CheckResult]:
+def run_part_checks(
+    part: str,
+    number: int,
+    checks: list[Check],
+    entries: dict[str, Entry],
+    start_worker: Callable[[], StudentWorker],
+    ctx,
+    grader_round: Callable[[Check], Round] | None = None,
+    progress: Progress | None = None,
+) -> list[CheckResult]:
     """Run `checks` (every one has an entry in `entries`) against one worker of `part`, in order; one result each:
     PartGrade's two phases back to back (a grade of several parts runs every part's first phase before any part's
     second: autograder.grader.engine.grade)."""
@@ -279,26 +296,46 @@ class PartGrade:
     (autograder.public.progress; by default nothing is shown). Each check runs until its own limit (Check.timeout,
     from when it starts) or the part's deadline, whichever comes first."""
 
-    def __init__(self, part: str, number: int, checks: list[Check], entries: dict[str, Entry],
-                 start_worker: Callable[[], StudentWorker], ctx, grader_round: Callable[[Check], Round] | None = None,
-                 progress: Progress | None = None):
+    def __init__(
+        self,
+        part: str,
+        number: int,
+        checks: list[Check],
+        entries: dict[str, Entry],
+        start_worker: Callable[[], StudentWorker],
+        ctx,
+        grader_round: Callable[[Check], Round] | None = None,
+        progress: Progress | None = None,
+    ):
         self.part, self.number, self.checks, self.entries = part, number, checks, entries
         self.start_worker, self.ctx, self.grader_round = start_worker, ctx, grader_round
         self.progress = progress or Progress()
         self.worker: StudentWorker | None = None
         self.results: list[CheckResult] = []
-        self.publics: list[tuple[Check, Outcome, float]] = []   # public checks whose grader's round is still to run
-        self.over = False   # every check has its result
+        self.publics: list[tuple[Check, Outcome, float]] = []  # public checks whose grader's round is still to run
+        self.over = False  # every check has its result
 
     def _visible(self, chk: Check) -> bool:
         return self.entries[chk.name].visibility == "public"
 
-    def result(self, chk: Check, passed: bool, output: str, seconds: float, note: str = "", todo: str = "",
-               public: str = "") -> CheckResult:
+    def result(
+        self, chk: Check, passed: bool, output: str, seconds: float, note: str = "", todo: str = "", public: str = ""
+    ) -> CheckResult:
         entry = self.entries[chk.name]
-        return CheckResult(self.part, chk.name, f"{self.number}.{entry.number}", chk.description,
-                           entry.points if passed else 0.0, entry.points, entry.visibility, output, seconds, note,
-                           todo, public)
+        return CheckResult(
+            self.part,
+            chk.name,
+            f"{self.number}.{entry.number}",
+            chk.description,
+            entry.points if passed else 0.0,
+            entry.points,
+            entry.visibility,
+            output,
+            seconds,
+            note,
+            todo,
+            public,
+        )
 
     def public(self, pause: bool = True) -> None:
         """The first phase: start the worker and run the public checks; then, if the second phase has work, end the
@@ -317,8 +354,9 @@ class PartGrade:
                 line = f"{self.part}.py could not be imported: {err.kind}: {err.detail}"
                 self._end([self.result(c, False, line, 0.0, err.where) for c in self.checks])
             elif not worker.alive:
-                self._end([self.result(c, False, worker.dead_reason or "the worker did not start", 0.0)
-                           for c in self.checks])
+                self._end(
+                    [self.result(c, False, worker.dead_reason or "the worker did not start", 0.0) for c in self.checks]
+                )
             else:
                 self._run([c for c in self.checks if self._visible(c)], visible=True)
                 if self.publics or any(not self._visible(c) for c in self.checks):
@@ -341,8 +379,10 @@ class PartGrade:
             if deadline is not None:
                 worker.deadline = deadline
             if self.publics:
-                self.results = [*_grader_rounds(self.publics, worker, self.ctx, self.grader_round, self.progress,
-                                                self.result), *self.results]
+                self.results = [
+                    *_grader_rounds(self.publics, worker, self.ctx, self.grader_round, self.progress, self.result),
+                    *self.results,
+                ]
                 self.publics = []
             hidden = [c for c in self.checks if not self._visible(c)]
             if hidden and (worker.deadline is None or not worker.deadline.passed):
@@ -365,11 +405,12 @@ class PartGrade:
             outcome = run_round(chk, WithinCheck(worker, check_deadline), self.ctx, visible, PUBLIC_ROUND)
             self.progress.check_done()
             seconds = time.monotonic() - t0
-            if visible and self.grader_round is not None:   # its result waits for its grader's round (_grader_rounds)
+            if visible and self.grader_round is not None:  # its result waits for its grader's round (_grader_rounds)
                 self.publics.append((chk, outcome, seconds))
             else:
-                self.results.append(self.result(chk, outcome.passed, outcome.output, seconds, outcome.note,
-                                                outcome.todo))
+                self.results.append(
+                    self.result(chk, outcome.passed, outcome.output, seconds, outcome.note, outcome.todo)
+                )
             if chk.training:  # the large heaps; a collection costs about 0.2 s, too much after every check
                 release_memory()
             # A crash or a timeout costs this check; the next one (if there is time for it) gets a fresh worker. After
@@ -385,8 +426,14 @@ class PartGrade:
             self.worker.close()
 
 
-def _grader_rounds(publics: list[tuple[Check, Outcome, float]], worker: StudentWorker, ctx,
-                   grader_round: Callable[[Check], Round], progress: Progress, result) -> list[CheckResult]:
+def _grader_rounds(
+    publics: list[tuple[Check, Outcome, float]],
+    worker: StudentWorker,
+    ctx,
+    grader_round: Callable[[Check], Round],
+    progress: Progress,
+    result,
+) -> list[CheckResult]:
     """The results of the public checks `publics` ((check, its public round's Outcome, seconds) each, in order), once
     those whose public round passed have run on the grader's cases too: after every public check, in a fresh worker
     (and before the hidden checks, whose worker holds the references of earlier parts), so that nothing the grader's
@@ -405,14 +452,20 @@ def _grader_rounds(publics: list[tuple[Check, Outcome, float]], worker: StudentW
             else:
                 progress.step(f"{chk.name}: {GRADER_CASES}")
                 left = max(limits.LIMITS.seconds(chk.timeout) - seconds, 0.0)
-                graders = run_round(chk, WithinCheck(worker, Deadline.after(left, "the check's time limit was reached")),
-                                    ctx, True, grader_round(chk))
+                graders = run_round(
+                    chk,
+                    WithinCheck(worker, Deadline.after(left, "the check's time limit was reached")),
+                    ctx,
+                    True,
+                    grader_round(chk),
+                )
             seconds += time.monotonic() - t0
             if not worker.alive and chk is not passed[-1] and (worker.deadline is None or not worker.deadline.passed):
                 worker.restart()
         outcome = with_grader_round(public, graders)
-        results.append(result(chk, outcome.passed, outcome.output, seconds, outcome.note, outcome.todo,
-                              outcome.public_round))
+        results.append(
+            result(chk, outcome.passed, outcome.output, seconds, outcome.note, outcome.todo, outcome.public_round)
+        )
     return results
 
 
@@ -428,8 +481,10 @@ def table(report: GradeReport, show_checks: bool = True) -> str:
             continue
         got, out_of = totals[p.module]
         full = report.full_points.get(p.module)
-        lines.append(f"Part {p.number} {p.module:14s} {got:6.1f} / {out_of:5.1f}"
-                     + (f"   of {full:g} in the grade" if full is not None and full > out_of else ""))
+        lines.append(
+            f"Part {p.number} {p.module:14s} {got:6.1f} / {out_of:5.1f}"
+            + (f"   of {full:g} in the grade" if full is not None and full > out_of else "")
+        )
         if show_checks:
             lines += _check_lines([r for r in report.results if r.part == p.module], weigh=bool(report.full_points))
     lines.append(f"{'total':21s} {report.score:6.1f} / {report.max_score:5.1f}   ({report.seconds:.1f} s)")
@@ -442,6 +497,7 @@ class Group:
     """Checks of one part shown as one line (check_groups): those that wait for one unwritten TODO (`todo`), or
     every check of the part when all failed with the same output (`todo` is "": a missing module, one that cannot
     be imported)."""
+
     results: tuple[CheckResult, ...]
     todo: str = ""
 
@@ -458,8 +514,10 @@ class Group:
         """A TODO's line: "TODO corpus_bleu (bleu.py:181): 5 checks wait for it (3.3, 3.4, 3.5, 3.9, 3.10: 6
         points)"."""
         n = len(self.results)
-        return (f"{self.todo}: {n} check{'s wait' if n > 1 else ' waits'} for it ({self.numbers}: "
-                f"{self.max_score:g} point{'s' * (self.max_score != 1)})")
+        return (
+            f"{self.todo}: {n} check{'s wait' if n > 1 else ' waits'} for it ({self.numbers}: "
+            f"{self.max_score:g} point{'s' * (self.max_score != 1)})"
+        )
 
 
 def check_groups(results: list[CheckResult]) -> list[CheckResult | Group]:
@@ -509,9 +567,12 @@ def weighing_line(r: CheckResult) -> str:
 
     def counted(n: int, kind: str, points: float) -> str:
         return f"{n} {kind} check{'s' * (n != 1)}" + (f" worth {points:g} point{'s' * (points != 1)}" if n else "")
-    return (f"the same function{'s' * (',' in functions)} ({functions}) {'are' if ',' in functions else 'is'} also "
-            f"graded by {counted(hidden, 'hidden', hidden_points)} and {counted(trained, 'training', training_points)}"
-            " after the deadline")
+
+    return (
+        f"the same function{'s' * (',' in functions)} ({functions}) {'are' if ',' in functions else 'is'} also "
+        f"graded by {counted(hidden, 'hidden', hidden_points)} and {counted(trained, 'training', training_points)}"
+        " after the deadline"
+    )
 
 
 def _check_lines(results: list[CheckResult], weigh: bool = False) -> list[str]:
@@ -521,14 +582,18 @@ def _check_lines(results: list[CheckResult], weigh: bool = False) -> list[str]:
     for item in check_groups(results):
         if isinstance(item, Group) and not item.todo:
             output = item.results[0].output
-            lines.append(f"    all {len(item.results)} checks FAIL  0.0/{item.max_score:<4.1f} "
-                         f"{output.splitlines()[0] if output else ''}")
+            lines.append(
+                f"    all {len(item.results)} checks FAIL  0.0/{item.max_score:<4.1f} "
+                f"{output.splitlines()[0] if output else ''}"
+            )
         elif isinstance(item, Group):
             lines.append(f"    {item.line}")
         else:
             mark = "PASS" if item.passed else "FAIL"
-            lines.append(f"    {item.number:5s} {mark}  {item.score:4.1f}/{item.max_score:<4.1f} {item.name}"
-                         + ("" if item.passed else f"\n{_indent(item.output, 18)}"))
+            lines.append(
+                f"    {item.number:5s} {mark}  {item.score:4.1f}/{item.max_score:<4.1f} {item.name}"
+                + ("" if item.passed else f"\n{_indent(item.output, 18)}")
+            )
             weighs = weigh and not item.passed and item.visibility == "public" and weighing_line(item)
             if weighs:
                 lines.append(" " * 18 + weighs)
@@ -536,7 +601,7 @@ def _check_lines(results: list[CheckResult], weigh: bool = False) -> list[str]:
 
 
 def _coverage(report: GradeReport) -> list[str]:
-    """"public checks: 50 of the grade's 116 points; 66 more from ...": what a run of some checks covers."""
+    """ "public checks: 50 of the grade's 116 points; 66 more from ...": what a run of some checks covers."""
     graded = report.part_totals()
     if not report.full_points or not graded:
         return []
@@ -544,8 +609,10 @@ def _coverage(report: GradeReport) -> list[str]:
     full = sum(report.full_points.get(part, t) for part, (_, t) in graded.items())
     if full <= out_of:
         return []
-    return [f"public checks: {out_of:g} of the grade's {full:g} points; {full - out_of:g} more from hidden and "
-            "training checks after the deadline"]
+    return [
+        f"public checks: {out_of:g} of the grade's {full:g} points; {full - out_of:g} more from hidden and "
+        "training checks after the deadline"
+    ]
 
 
 def _indent(text: str, n: int) -> str:

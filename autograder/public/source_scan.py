@@ -18,6 +18,7 @@ pydoc, logging.config, ...), and threads and processes of its own. None of them 
 of a part with a ban. This scan runs in the grading process on the module's text, so nothing the module does when
 it runs can switch it off; what it cannot promise, and why, is in the kit's security notes (A22).
 """
+
 from __future__ import annotations
 
 import ast
@@ -27,64 +28,254 @@ from autograder.worker.forbidden import FUNCTION_NAMES, OPS
 
 # Names that reach or switch off the ban's machinery: the worker's modules, torch's switches for function and
 # dispatch modes, and the private torch namespaces the ban lists one by one.
-MACHINERY = ("forbidden", "ForbiddenOpError", "_refusing_mode", "RefuseByName", "FUNCTION_NAMES",
-             "DisableTorchFunction", "DisableTorchFunctionSubclass", "_DisableTorchDispatch", "_pop_torch_function_stack",
-             "_push_on_torch_function_stack", "_set_torch_function_mode", "_unset_dispatch_mode",
-             "_pop_mode", "_len_torch_function_stack", "_VariableFunctions", "_VF", "sandbox", "__main__",
-             "autograder", "recipes", "forbid")
+MACHINERY = (
+    "forbidden",
+    "ForbiddenOpError",
+    "_refusing_mode",
+    "RefuseByName",
+    "FUNCTION_NAMES",
+    "DisableTorchFunction",
+    "DisableTorchFunctionSubclass",
+    "_DisableTorchDispatch",
+    "_pop_torch_function_stack",
+    "_push_on_torch_function_stack",
+    "_set_torch_function_mode",
+    "_unset_dispatch_mode",
+    "_pop_mode",
+    "_len_torch_function_stack",
+    "_VariableFunctions",
+    "_VF",
+    "sandbox",
+    "__main__",
+    "autograder",
+    "recipes",
+    "forbid",
+)
 # torch's modules built around the op, which run it inside their forward (the worker's ban refuses their
 # attention too, but a module that holds one is as plain a use as the op's own name).
-HOLDERS = {"sdpa": ("Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
-                    "TransformerDecoderLayer"),
-           "rnn_cell": (), "lstm_cell": ()}
+HOLDERS = {
+    "sdpa": (
+        "Transformer",
+        "TransformerEncoder",
+        "TransformerDecoder",
+        "TransformerEncoderLayer",
+        "TransformerDecoderLayer",
+    ),
+    "rnn_cell": (),
+    "lstm_cell": (),
+}
 
 # -- facilities that turn data into a reference, or run code the worker's ban does not see ---------------------
 # Built-in functions that look an attribute up by a name given as data: a use with a name that is not a string
 # literal (the name scan reads literals) is a lookup by a name built at run time. hasattr only answers yes or no.
 LOOKUPS = ("getattr", "setattr", "delattr")
 # Built-in names that hand out a namespace as a mapping, or run text as code.
-REFLECTIVE_BUILTINS = ("vars", "globals", "locals", "dir", "eval", "exec", "compile", "__import__", "__builtins__",
-                       "breakpoint", "__loader__", "__spec__")
+REFLECTIVE_BUILTINS = (
+    "vars",
+    "globals",
+    "locals",
+    "dir",
+    "eval",
+    "exec",
+    "compile",
+    "__import__",
+    "__builtins__",
+    "breakpoint",
+    "__loader__",
+    "__spec__",
+)
 # Special attributes a module needs none of: the ordinary protocol methods are not listed here and pass.
-SAFE_DUNDERS = frozenset({
-    "__init__", "__name__", "__qualname__", "__class__", "__doc__", "__module__", "__version__", "__call__",
-    "__len__", "__getitem__", "__setitem__", "__contains__", "__iter__", "__next__", "__enter__", "__exit__",
-    "__repr__", "__str__", "__format__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
-    "__bool__", "__add__", "__radd__", "__iadd__", "__sub__", "__rsub__", "__isub__", "__mul__", "__rmul__",
-    "__imul__", "__truediv__", "__rtruediv__", "__itruediv__", "__floordiv__", "__mod__", "__pow__", "__rpow__",
-    "__matmul__", "__rmatmul__", "__neg__", "__pos__", "__abs__", "__and__", "__or__", "__xor__", "__invert__",
-    "__float__", "__int__", "__index__", "__future__", "__file__", "__debug__", "__all__"})
+SAFE_DUNDERS = frozenset(
+    {
+        "__init__",
+        "__name__",
+        "__qualname__",
+        "__class__",
+        "__doc__",
+        "__module__",
+        "__version__",
+        "__call__",
+        "__len__",
+        "__getitem__",
+        "__setitem__",
+        "__contains__",
+        "__iter__",
+        "__next__",
+        "__enter__",
+        "__exit__",
+        "__repr__",
+        "__str__",
+        "__format__",
+        "__eq__",
+        "__ne__",
+        "__lt__",
+        "__le__",
+        "__gt__",
+        "__ge__",
+        "__hash__",
+        "__bool__",
+        "__add__",
+        "__radd__",
+        "__iadd__",
+        "__sub__",
+        "__rsub__",
+        "__isub__",
+        "__mul__",
+        "__rmul__",
+        "__imul__",
+        "__truediv__",
+        "__rtruediv__",
+        "__itruediv__",
+        "__floordiv__",
+        "__mod__",
+        "__pow__",
+        "__rpow__",
+        "__matmul__",
+        "__rmatmul__",
+        "__neg__",
+        "__pos__",
+        "__abs__",
+        "__and__",
+        "__or__",
+        "__xor__",
+        "__invert__",
+        "__float__",
+        "__int__",
+        "__index__",
+        "__future__",
+        "__file__",
+        "__debug__",
+        "__all__",
+    }
+)
 # Frame, traceback and code-object attributes: the worker's own frames (and the ban's saved originals) lie there.
-FRAME_ATTRIBUTES = ("tb_frame", "tb_next", "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "gi_frame",
-                    "gi_code", "cr_frame", "ag_frame", "co_consts", "co_names", "with_traceback")
+FRAME_ATTRIBUTES = (
+    "tb_frame",
+    "tb_next",
+    "f_back",
+    "f_globals",
+    "f_locals",
+    "f_builtins",
+    "f_code",
+    "gi_frame",
+    "gi_code",
+    "cr_frame",
+    "ag_frame",
+    "co_consts",
+    "co_names",
+    "with_traceback",
+)
 # Modules (and their entry points) that resolve a dotted name, unpickle, load code, inspect the heap, or run code
 # in a thread or process of its own (torch's function modes belong to the thread that set them; a new process has
 # no ban at all), wherever they appear: imported, or reached as an attribute of another module.
-ESCAPES = ("importlib", "builtins", "inspect", "gc", "ctypes", "_ctypes", "cffi", "pickle", "_pickle", "cPickle",
-           "marshal", "dill", "cloudpickle", "copyreg", "shelve", "types", "code", "codeop", "runpy", "pkgutil", "imp",
-           "zipimport", "pydoc", "logging", "unittest", "sympy", "mpmath", "jinja2", "yaml", "mmap", "operator",
-           "attrgetter", "methodcaller", "Formatter", "get_type_hints", "ForwardRef", "subprocess",
-           "multiprocessing", "concurrent", "threading", "_thread", "Thread", "asyncio", "pty", "pdb",
-           "bdb", "trace", "tracemalloc", "allow_pickle", "weights_only", "environ", "putenv",
-           # more modules that run text as code or resolve a dotted name given as text
-           "doctest", "timeit", "cProfile", "profile", "rlcompleter", "xmlrpc", "pkg_resources",
-           "importlib_metadata", "entry_points", "EntryPoint",
-           # torch's code compilers and loaders, its function-mode and operator registries, and its other
-           # namespaces that hold the op or the cells (quantization mappings) or run code elsewhere.
-           "jit", "overrides", "library", "package", "hub", "cpp_extension", "ops", "ao", "serialization", "load",
-           "loads")
+ESCAPES = (
+    "importlib",
+    "builtins",
+    "inspect",
+    "gc",
+    "ctypes",
+    "_ctypes",
+    "cffi",
+    "pickle",
+    "_pickle",
+    "cPickle",
+    "marshal",
+    "dill",
+    "cloudpickle",
+    "copyreg",
+    "shelve",
+    "types",
+    "code",
+    "codeop",
+    "runpy",
+    "pkgutil",
+    "imp",
+    "zipimport",
+    "pydoc",
+    "logging",
+    "unittest",
+    "sympy",
+    "mpmath",
+    "jinja2",
+    "yaml",
+    "mmap",
+    "operator",
+    "attrgetter",
+    "methodcaller",
+    "Formatter",
+    "get_type_hints",
+    "ForwardRef",
+    "subprocess",
+    "multiprocessing",
+    "concurrent",
+    "threading",
+    "_thread",
+    "Thread",
+    "asyncio",
+    "pty",
+    "pdb",
+    "bdb",
+    "trace",
+    "tracemalloc",
+    "allow_pickle",
+    "weights_only",
+    "environ",
+    "putenv",
+    # more modules that run text as code or resolve a dotted name given as text
+    "doctest",
+    "timeit",
+    "cProfile",
+    "profile",
+    "rlcompleter",
+    "xmlrpc",
+    "pkg_resources",
+    "importlib_metadata",
+    "entry_points",
+    "EntryPoint",
+    # torch's code compilers and loaders, its function-mode and operator registries, and its other
+    # namespaces that hold the op or the cells (quantization mappings) or run code elsewhere.
+    "jit",
+    "overrides",
+    "library",
+    "package",
+    "hub",
+    "cpp_extension",
+    "ops",
+    "ao",
+    "serialization",
+    "load",
+    "loads",
+)
 # `sys` and `os` pass only for these attributes (printing, paths); any other use of them is an escape.
-SAFE_MODULE_ATTRIBUTES = {"sys": frozenset({"stdout", "stderr", "version", "version_info", "platform", "maxsize",
-                                            "float_info", "exit", "getrecursionlimit", "setrecursionlimit",
-                                            "getsizeof"}),
-                          "os": frozenset({"path", "sep", "linesep", "cpu_count", "getcwd", "getpid"})}
+SAFE_MODULE_ATTRIBUTES = {
+    "sys": frozenset(
+        {
+            "stdout",
+            "stderr",
+            "version",
+            "version_info",
+            "platform",
+            "maxsize",
+            "float_info",
+            "exit",
+            "getrecursionlimit",
+            "setrecursionlimit",
+            "getsizeof",
+        }
+    ),
+    "os": frozenset({"path", "sep", "linesep", "cpu_count", "getcwd", "getpid"}),
+}
 
 
 def op_names(op: str) -> set[str]:
     """The names that stand for `op` in source: its functions' names, the attributes the ban blocks, and torch's
     modules built around it."""
-    return set(FUNCTION_NAMES[op]) | {attr for _, attr in OPS[op] if attr != "forward"} | \
-        {owner.rsplit(".", 1)[-1] for owner, attr in OPS[op] if attr == "forward"} | set(HOLDERS.get(op, ()))
+    return (
+        set(FUNCTION_NAMES[op])
+        | {attr for _, attr in OPS[op] if attr != "forward"}
+        | {owner.rsplit(".", 1)[-1] for owner, attr in OPS[op] if attr == "forward"}
+        | set(HOLDERS.get(op, ()))
+    )
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -93,8 +284,11 @@ def _docstrings(tree: ast.AST) -> set[int]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and \
-                    isinstance(first.value.value, str):
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
                 found.add(id(first.value))
     return found
 
@@ -113,7 +307,7 @@ def _used(tree: ast.AST) -> list[tuple[str, int]]:
             used += [(part, node.lineno) for part in node.name.split(".")]
         elif isinstance(node, ast.ImportFrom) and node.module:
             used += [(part, node.lineno) for part in node.module.split(".")]
-        elif isinstance(node, ast.MatchClass):   # `case object(name=x)` reads attribute `name` of the subject
+        elif isinstance(node, ast.MatchClass):  # `case object(name=x)` reads attribute `name` of the subject
             used += [(name, node.lineno) for name in node.kwd_attrs]
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
             used.append((node.value, node.lineno))
@@ -163,8 +357,12 @@ def _import_escape(node: ast.Import | ast.ImportFrom) -> str | None:
             return f"imports {unsafe[0]} from {module}" if unsafe else None
         parts += [(alias.name, f"{module}.{alias.name}") for alias in node.names]
     for part, whole in parts:
-        if part in ESCAPES or part in SAFE_MODULE_ATTRIBUTES or _is_private(part) or \
-                (_is_dunder(part) and part != "__future__"):
+        if (
+            part in ESCAPES
+            or part in SAFE_MODULE_ATTRIBUTES
+            or _is_private(part)
+            or (_is_dunder(part) and part != "__future__")
+        ):
             return f"imports {whole}"
     return None
 
@@ -195,16 +393,21 @@ def _parsed(source: str) -> ast.Module | None:
 
 
 def dynamic_uses(source: str) -> str | None:
-    """"line N: why" for the first place where `source` turns data into a reference or reaches past the worker
+    """ "line N: why" for the first place where `source` turns data into a reference or reaches past the worker
     (see the module's docstring), or None. A module that does not parse uses nothing."""
     tree = _parsed(source)
     if tree is None:
         return None
     own, aliases = _own_names(tree), _module_aliases(tree)
     called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
-    safe_bases = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)
-                  and isinstance(n.value, ast.Name) and n.value.id in aliases
-                  and n.attr in SAFE_MODULE_ATTRIBUTES[aliases[n.value.id]]}
+    safe_bases = {
+        id(n.value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Attribute)
+        and isinstance(n.value, ast.Name)
+        and n.value.id in aliases
+        and n.attr in SAFE_MODULE_ATTRIBUTES[aliases[n.value.id]]
+    }
     found = []
     for node in ast.walk(tree):
         why = None
@@ -228,8 +431,11 @@ def dynamic_uses(source: str) -> str | None:
                 why = f"reads {node.attr} (frames and tracebacks)"
             elif (node.attr in ESCAPES or node.attr in SAFE_MODULE_ATTRIBUTES) and not own_base:
                 why = f"uses {node.attr}"
-            elif _is_private(node.attr) and not own_base and not (
-                    isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "super"):
+            elif (
+                _is_private(node.attr)
+                and not own_base
+                and not (isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "super")
+            ):
                 why = f"reads {node.attr}, a private name of another module's object"
         elif isinstance(node, ast.keyword) and node.arg in ESCAPES:
             why = f"passes {node.arg}"
@@ -255,14 +461,31 @@ def _names_in(text: str) -> set[str]:
 # module, and a recipe patched from the module would judge itself), the internals of functions (how one replaces a
 # recipe's code), the worker's frames, and the registries of loaded modules (sys beyond printing and paths: _sys_beyond_printing). Only the module's text is read: a name built at run time
 # passes here, as the ban's does (the kit's security notes, A22 and A55).
-WORKER_REACH = ("autograder", "__code__", "__globals__", "__closure__", "__defaults__", "__kwdefaults__", "__wrapped__",
-                "__builtins__", "__import__", "importlib", "gc",
-                # the worker's frames: a caller's frame holds the recipe's globals (its module, the registry)
-                *FRAME_ATTRIBUTES, "inspect", "currentframe", "walk_stack", "walk_tb", "settrace", "setprofile")
+WORKER_REACH = (
+    "autograder",
+    "__code__",
+    "__globals__",
+    "__closure__",
+    "__defaults__",
+    "__kwdefaults__",
+    "__wrapped__",
+    "__builtins__",
+    "__import__",
+    "importlib",
+    "gc",
+    # the worker's frames: a caller's frame holds the recipe's globals (its module, the registry)
+    *FRAME_ATTRIBUTES,
+    "inspect",
+    "currentframe",
+    "walk_stack",
+    "walk_tb",
+    "settrace",
+    "setprofile",
+)
 
 
 def grader_reach(source: str) -> str | None:
-    """"line N names X" for the first place where `source` reaches into the grader's worker (WORKER_REACH), or
+    """ "line N names X" for the first place where `source` reaches into the grader's worker (WORKER_REACH), or
     None. A module that does not parse reaches nothing (it fails at import)."""
     tree = _parsed(source)
     if tree is None:
@@ -288,8 +511,11 @@ def _sys_beyond_printing(tree: ast.Module) -> list[tuple[int, str]]:
             hits.append((node.lineno, "sys"))
         elif isinstance(node, ast.ImportFrom) and node.module == "sys":
             hits += [(node.lineno, f"sys.{alias.name}") for alias in node.names if alias.name not in safe]
-    hits += [(node.lineno, "sys") for node in ast.walk(tree)
-             if isinstance(node, ast.Name) and node.id in aliases and id(node) not in bases]
+    hits += [
+        (node.lineno, "sys")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and node.id in aliases and id(node) not in bases
+    ]
     return hits
 
 

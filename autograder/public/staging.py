@@ -3,6 +3,7 @@
 Nothing else the student sent comes along: no __pycache__, no other files, no links. A missing
 module, a link, a non-file or an oversized file is refused with a one-line reason.
 """
+
 from __future__ import annotations
 
 import os

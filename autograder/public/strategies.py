@@ -26,22 +26,22 @@ visibility): a public check shrinks a failing case to a small one for its messag
 so it reports the first failure without shrinking (each shrinking step is a round trip to the worker). In the
 grader's round of a public check (autograder.public.checks.Round) the cases are drawn from the round's seed.
 """
+
 from __future__ import annotations
 
 import atexit
 import os
 import shutil
 import tempfile
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from hypothesis import HealthCheck, Phase, settings
-from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis import seed as seeded
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 
 from autograder.public.checks import current_round, visibility
-
 
 
 def _keep_hypothesis_out_of_the_working_folder() -> None:
@@ -70,21 +70,27 @@ def _draw_no_local_constants() -> None:
     try:
         from hypothesis.internal.conjecture import providers
         from hypothesis.internal.constants_ast import Constants
-    except ImportError:   # a release from before the pool
+    except ImportError:  # a release from before the pool
         return
     if not hasattr(providers, "_get_local_constants"):
         return
     empty = Constants()
     providers._get_local_constants = lambda: empty
-    providers.CONSTANTS_CACHE.cache.clear()   # what this process cached before, from the pool as it was
+    providers.CONSTANTS_CACHE.cache.clear()  # what this process cached before, from the pool as it was
 
 
 _draw_no_local_constants()
 
 # No "explain" phase: it reruns a failing example many times (each a round trip to the worker) only to annotate a
 # report the grader does not show; the shrunk example is named by the check's own message.
-_BASE = settings(derandomize=True, database=None, deadline=None, print_blob=False, report_multiple_bugs=False,
-                 suppress_health_check=list(HealthCheck))
+_BASE = settings(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=False,
+    report_multiple_bugs=False,
+    suppress_health_check=list(HealthCheck),
+)
 SHRINKING = (Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink)
 NOT_SHRINKING = (Phase.explicit, Phase.reuse, Phase.generate)
 
@@ -93,18 +99,20 @@ def examples(n: int) -> Callable:
     """A decorator for a property trying `n` generated cases (after its @example cases): derandomised in the public
     round, shrinking a failure only in a public check; drawn from the round's seed in the grader's round (its
     failures show no case, so they are not shrunk either)."""
+
     def apply(test: Callable) -> Callable:
         now = current_round()
         if not now.public:
             return seeded(now.seed)(settings(_BASE, derandomize=False, max_examples=n, phases=NOT_SHRINKING)(test))
         phases = SHRINKING if visibility() == "public" else NOT_SHRINKING
         return settings(_BASE, max_examples=n, phases=phases)(test)
+
     return apply
 
 
 FEW, PROPERTY, MORE = examples(10), examples(25), examples(60)
 
-seeds = st.integers(min_value=0, max_value=2 ** 31 - 1)
+seeds = st.integers(min_value=0, max_value=2**31 - 1)
 
 
 def tensor(seed: int, *shape: int, dtype=torch.float64, scale: float = 1.0) -> torch.Tensor:
@@ -120,19 +128,35 @@ DTYPES = {"float32": torch.float32, "float64": torch.float64}
 
 def step_cases(max_n: int, max_dim: int) -> st.SearchStrategy:
     """(seed, N, E, H, dtype name) of one relu_rnn_step case."""
-    return st.tuples(seeds, st.integers(1, max_n), st.integers(1, max_dim), st.integers(1, max_dim),
-                     st.sampled_from(sorted(DTYPES)))
+    return st.tuples(
+        seeds, st.integers(1, max_n), st.integers(1, max_dim), st.integers(1, max_dim), st.sampled_from(sorted(DTYPES))
+    )
 
 
 def loss_cases(max_n: int, max_t: int, vocab: st.SearchStrategy) -> st.SearchStrategy:
     """(seed, N, T, V, logit scale, dtype name) of one caption_loss case."""
-    return st.tuples(seeds, st.integers(1, max_n), st.integers(2, max_t), vocab, st.sampled_from([1.0, 3.0]),
-                     st.sampled_from(sorted(DTYPES)))
+    return st.tuples(
+        seeds,
+        st.integers(1, max_n),
+        st.integers(2, max_t),
+        vocab,
+        st.sampled_from([1.0, 3.0]),
+        st.sampled_from(sorted(DTYPES)),
+    )
 
 
 # (seed, N, T, V, D, L, E, H, DV) of a small ShowTellRNN and batch.
-model_cases = st.tuples(seeds, st.integers(1, 3), st.integers(2, 5), st.integers(4, 8), st.integers(1, 3),
-                        st.integers(1, 4), st.integers(1, 5), st.integers(1, 6), st.integers(1, 4))
+model_cases = st.tuples(
+    seeds,
+    st.integers(1, 3),
+    st.integers(2, 5),
+    st.integers(4, 8),
+    st.integers(1, 3),
+    st.integers(1, 4),
+    st.integers(1, 5),
+    st.integers(1, 6),
+    st.integers(1, 4),
+)
 
 
 # -- Part 2 (decoding) ----------------------------------------------------------------------------
@@ -163,18 +187,32 @@ def lstm_a_sizes(draw, max_n: int = 4, max_dim: int = 6) -> dict:
     DV equals E in about half the cases, so a model that skips the image projection Tv is caught on values,
     not only on shapes; E and H are drawn independently, so zeros of the wrong width show up."""
     e = draw(st.integers(1, max_dim))
-    return dict(seed=draw(seeds), N=draw(st.integers(1, max_n)), T=draw(st.integers(2, 6)),
-                V=draw(st.integers(4, 9)), D=draw(st.integers(1, 4)), L=draw(st.integers(1, 4)), E=e,
-                H=draw(st.integers(1, max_dim)), DV=draw(st.one_of(st.just(e), st.integers(1, max_dim))),
-                n_attr=draw(st.integers(1, 7)))
+    return dict(
+        seed=draw(seeds),
+        N=draw(st.integers(1, max_n)),
+        T=draw(st.integers(2, 6)),
+        V=draw(st.integers(4, 9)),
+        D=draw(st.integers(1, 4)),
+        L=draw(st.integers(1, 4)),
+        E=e,
+        H=draw(st.integers(1, max_dim)),
+        DV=draw(st.one_of(st.just(e), st.integers(1, max_dim))),
+        n_attr=draw(st.integers(1, 7)),
+    )
 
 
 # -- Part 4 (attention) ---------------------------------------------------------------------------
 
 # (seed, N, L, d, D, scale): one attention step. `scale` multiplies query and keys, so scores range from
 # nearly uniform weights (0.25) to nearly one-hot ones (3.0) while staying far from overflow in float32.
-attention_cases = st.tuples(seeds, st.integers(1, 4), st.integers(1, 12), st.integers(1, 8), st.integers(1, 8),
-                            st.sampled_from([0.25, 1.0, 3.0]))
+attention_cases = st.tuples(
+    seeds,
+    st.integers(1, 4),
+    st.integers(1, 12),
+    st.integers(1, 8),
+    st.integers(1, 8),
+    st.sampled_from([0.25, 1.0, 3.0]),
+)
 # (seed, N, grid, D): a grid x grid annotation map for with_coords.
 coords_cases = st.tuples(seeds, st.integers(1, 3), st.integers(1, 8), st.integers(1, 4))
 
@@ -183,9 +221,17 @@ coords_cases = st.tuples(seeds, st.integers(1, 3), st.integers(1, 8), st.integer
 def captioner_sizes(draw) -> dict:
     """Sizes of a small AttnCaptioner and batch: seed, N, T (caption length), L (locations), and the
     constructor's n_vocab, D, E, H, K, each drawn independently so a mix-up of two widths fails on shapes."""
-    return dict(seed=draw(seeds), N=draw(st.integers(1, 3)), T=draw(st.integers(2, 5)), L=draw(st.integers(1, 9)),
-                n_vocab=draw(st.integers(4, 8)), D=draw(st.integers(1, 6)), E=draw(st.integers(1, 5)),
-                H=draw(st.integers(1, 6)), K=draw(st.integers(1, 4)))
+    return dict(
+        seed=draw(seeds),
+        N=draw(st.integers(1, 3)),
+        T=draw(st.integers(2, 5)),
+        L=draw(st.integers(1, 9)),
+        n_vocab=draw(st.integers(4, 8)),
+        D=draw(st.integers(1, 6)),
+        E=draw(st.integers(1, 5)),
+        H=draw(st.integers(1, 6)),
+        K=draw(st.integers(1, 4)),
+    )
 
 
 # -- Part 7 (stylenet) ----------------------------------------------------------------------------
@@ -294,14 +340,14 @@ def bleu_zero_corpus(draw, kind: str | None = None):
     max_n = draw(st.integers(k, 5))
     hyps, refs = [], []
     for i in range(draw(st.integers(1, 4))):
-        ref = draw(st.permutations(BLEU_WORDS))[:draw(st.integers(k, len(BLEU_WORDS)))]
+        ref = draw(st.permutations(BLEU_WORDS))[: draw(st.integers(k, len(BLEU_WORDS)))]
         if kind == "empty":
             hyp = draw(st.sampled_from(["", " ", "\t \n"]))
         elif kind == "crossed" and (i == 0 or draw(st.booleans())):
-            runs = [ref[j:j + k - 1] for j in range(0, len(ref), k - 1)]
+            runs = [ref[j : j + k - 1] for j in range(0, len(ref), k - 1)]
             hyp = " ".join(w for run in reversed(runs) for w in run)
         else:
-            hyp = " ".join(ref[:k - 1 if i == 0 else draw(st.integers(0, k - 1))])
+            hyp = " ".join(ref[: k - 1 if i == 0 else draw(st.integers(0, k - 1))])
         hyps.append(hyp)
         refs.append([" ".join(ref)])
     return hyps, refs, max_n, k
@@ -310,8 +356,10 @@ def bleu_zero_corpus(draw, kind: str | None = None):
 def bleu_reorderable_corpus() -> st.SearchStrategy:
     """(hyps, refs): random corpora of 2..6 sentences, and corpora of closest-length ties, where the brevity penalty
     is below 1 if a tie went to the longer reference."""
-    return st.one_of(bleu_corpus(min_sentences=2, max_sentences=6, vocab=4),
-                     bleu_brevity_corpus(max_n=1, max_sentences=4, tie=True).map(lambda corpus: corpus[:2]))
+    return st.one_of(
+        bleu_corpus(min_sentences=2, max_sentences=6, vocab=4),
+        bleu_brevity_corpus(max_n=1, max_sentences=4, tie=True).map(lambda corpus: corpus[:2]),
+    )
 
 
 @st.composite
@@ -328,13 +376,16 @@ def bleu_oracle_corpus(draw, max_sentences: int = 8):
 # -- Part 1 (show_and_tell): retrieval and the image controls ----------------------------------------
 
 # (seed, N, T, V, L, D) of a toy captioner (autograder.worker.toys) and N (image, caption) pairs.
-toy_caption_cases = st.tuples(seeds, st.integers(1, 4), st.integers(2, 6), st.integers(4, 8), st.integers(1, 3),
-                              st.integers(1, 3))
+toy_caption_cases = st.tuples(
+    seeds, st.integers(1, 4), st.integers(2, 6), st.integers(4, 8), st.integers(1, 3), st.integers(1, 3)
+)
 # (seed, I images, C captions, T, V, batch_size) of a retrieval matrix on the toy captioner.
-retrieval_cases = st.tuples(seeds, st.integers(1, 5), st.integers(1, 5), st.integers(2, 5), st.integers(4, 7),
-                            st.integers(1, 12))
+retrieval_cases = st.tuples(
+    seeds, st.integers(1, 5), st.integers(1, 5), st.integers(2, 5), st.integers(4, 7), st.integers(1, 12)
+)
 # (seed, N, distinct values (2 or 3: many ties; 0: continuous scores), k before clamping to N) of recall_at_k.
 ranking_cases = st.tuples(seeds, st.integers(1, 6), st.sampled_from([2, 3, 0]), st.integers(1, 6))
 # (seed, N scenes, dtype name, the shape of one scene's features) of the image controls.
-control_cases = st.tuples(seeds, st.integers(2, 6), st.sampled_from(sorted(DTYPES)),
-                          st.sampled_from([(3,), (2, 3), (1, 1)]))
+control_cases = st.tuples(
+    seeds, st.integers(2, 6), st.sampled_from(sorted(DTYPES)), st.sampled_from([(3,), (2, 3), (1, 1)])
+)

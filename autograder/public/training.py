@@ -15,14 +15,15 @@ decoder, Part 4's model), which the part's worker holds beside the student's mod
 grader's time budget; the student handout's `python -m autograder.public check --train` sends the student's own
 modules and runs within a fixed limit (limits.TimeLimits.training), having no reference to time.
 """
+
 from __future__ import annotations
 
 import math
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import torch
 
@@ -44,14 +45,20 @@ from shared.vocab import decode_batch
 # The other parts whose modules a part's recipes train or decode with (autograder.worker.recipes.reference), each
 # graded before it: the grader's workers hold their reference versions (autograder.grader.engine.REFERENCES), the
 # handout's `check --train` the student's own.
-OTHER_PARTS = {"bleu": (), "decoding": (), "show_and_tell": ("decoding",), "attention": ("decoding", "show_and_tell"),
-               "reinforce": ("decoding", "attention"), "lstm_a": ("decoding", "show_and_tell"),
-               "stylenet": ("decoding", "show_and_tell")}
+OTHER_PARTS = {
+    "bleu": (),
+    "decoding": (),
+    "show_and_tell": ("decoding",),
+    "attention": ("decoding", "show_and_tell"),
+    "reinforce": ("decoding", "attention"),
+    "lstm_a": ("decoding", "show_and_tell"),
+    "stylenet": ("decoding", "show_and_tell"),
+}
 
 
 # -- reading a recipe's reply ----------------------------------------------------------------------------------------
 
-MAX_EPOCHS = 100     # longer "curves" are not a training run's
+MAX_EPOCHS = 100  # longer "curves" are not a training run's
 
 
 def reply(out, key: str):
@@ -72,14 +79,17 @@ def predicted_tokens(out, n: int, key: str = "tokens") -> torch.Tensor:
     """The (n, T) long token tensor a training recipe returned under `key`."""
     tokens = out.get(key) if isinstance(out, dict) else None
     if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.shape[0] != n or tokens.dtype != torch.long:
-        raise CheckFailed(f"the trained model's captions: expected a long tensor of shape ({n}, T), got "
-                          f"{tuple(tokens.shape) if isinstance(tokens, torch.Tensor) else type_name(tokens)}")
+        raise CheckFailed(
+            f"the trained model's captions: expected a long tensor of shape ({n}, T), got "
+            f"{tuple(tokens.shape) if isinstance(tokens, torch.Tensor) else type_name(tokens)}"
+        )
     return tokens
 
 
 # -- the verdicts --------------------------------------------------------------------------------------------------
 # Each takes the reply and the test scenes it is judged on (the grader's: hidden; check --train's: public) and names
 # them by `where` ("hidden", "public").
+
 
 def exact_match_of(out, test: Scenes, key: str = "tokens") -> float:
     """Exact match of the returned captions against the test scenes' references."""
@@ -90,7 +100,7 @@ def exact_match_of(out, test: Scenes, key: str = "tokens") -> float:
     return exact_match(captions, test.references)
 
 
-LOSS_FELL = 0.98   # a run whose last epoch's loss is above this fraction of its first's did not learn
+LOSS_FELL = 0.98  # a run whose last epoch's loss is above this fraction of its first's did not learn
 
 
 def known_causes(out, figures: bool = True) -> list[str]:
@@ -102,8 +112,10 @@ def known_causes(out, figures: bool = True) -> list[str]:
     printed whole they would carry what its worker holds (security notes, A57)."""
     causes = []
     if reply(out, "step_agrees_with_forward") is False:
-        causes.append("your step-by-step decoding (init_state, then step) disagrees with your forward on the trained "
-                      "model: training follows forward, the captions judged come from step")
+        causes.append(
+            "your step-by-step decoding (init_state, then step) disagrees with your forward on the trained "
+            "model: training follows forward, the captions judged come from step"
+        )
     losses = curve(reply(out, "losses"))
     if losses and len(losses) > 1 and losses[-1] > LOSS_FELL * losses[0]:
         shown = f" (first epoch {losses[0]:.3f}, last {losses[-1]:.3f})" if figures else ""
@@ -118,13 +130,16 @@ def expect_exact_match(published: Published, out, test: Scenes, where: str) -> N
     threshold = published.threshold
     causes = "".join(f"; {cause}" for cause in known_causes(out))
     unshaped = "".join(f"; {cause}" for cause in known_causes(out, figures=False))
-    expect(accuracy >= threshold, f"exact match {accuracy:.3f} on the {where} test scenes; the threshold is "
-           f"{threshold}{causes}", safe=f"exact match {accuracy:.3f}, threshold {threshold}{unshaped}")
+    expect(
+        accuracy >= threshold,
+        f"exact match {accuracy:.3f} on the {where} test scenes; the threshold is {threshold}{causes}",
+        safe=f"exact match {accuracy:.3f}, threshold {threshold}{unshaped}",
+    )
 
 
 # StyleNet: the threshold is the factual content-slot accuracy; the swap of the factor must also switch the style.
-ROMANTIC_STYLE_RATE = 0.90   # at least (the reference: 0.995 .. 1.000)
-FACTUAL_STYLE_RATE = 0.10    # at most (the reference: 0.000)
+ROMANTIC_STYLE_RATE = 0.90  # at least (the reference: 0.995 .. 1.000)
+FACTUAL_STYLE_RATE = 0.10  # at most (the reference: 0.000)
 
 
 def style_scores_of(out, test: Scenes) -> dict[str, dict]:
@@ -143,9 +158,11 @@ def style_switch_of(out, test: Scenes) -> str:
     """The style rates of StyleNet's verdict beside what it needs, in words (check --train shows them with the
     score)."""
     scores = style_scores_of(out, test)
-    return (f"style switch: romantic captions' style rate {scores['romantic']['style_rate']:.3f} (needs >= "
-            f"{ROMANTIC_STYLE_RATE}), factual captions' {scores['factual']['style_rate']:.3f} (needs <= "
-            f"{FACTUAL_STYLE_RATE})")
+    return (
+        f"style switch: romantic captions' style rate {scores['romantic']['style_rate']:.3f} (needs >= "
+        f"{ROMANTIC_STYLE_RATE}), factual captions' {scores['factual']['style_rate']:.3f} (needs <= "
+        f"{FACTUAL_STYLE_RATE})"
+    )
 
 
 def expect_the_style_switch(published: Published, out, test: Scenes, where: str) -> None:
@@ -155,21 +172,25 @@ def expect_the_style_switch(published: Published, out, test: Scenes, where: str)
     scores = style_scores_of(out, test)
     romantic, factual = scores["romantic"]["style_rate"], scores["factual"]["style_rate"]
     content = scores["factual"]["content_slots"]
-    summary = (f"style rate {romantic:.3f} romantic (needs >= {ROMANTIC_STYLE_RATE}), {factual:.3f} factual "
-               f"(needs <= {FACTUAL_STYLE_RATE}); factual content slots {content:.3f} (needs >= {published.threshold})")
+    summary = (
+        f"style rate {romantic:.3f} romantic (needs >= {ROMANTIC_STYLE_RATE}), {factual:.3f} factual "
+        f"(needs <= {FACTUAL_STYLE_RATE}); factual content slots {content:.3f} (needs >= {published.threshold})"
+    )
     ok = romantic >= ROMANTIC_STYLE_RATE and factual <= FACTUAL_STYLE_RATE and content >= published.threshold
     expect(ok, f"on the {where} test scenes: {summary}", safe=summary)
 
 
 # -- Part 1's trained retrieval: recall@1 of the student's retrieval_scores with the trained model ----------------
 
+
 @dataclass(frozen=True)
 class RetrievalSet:
     """The retrieval scenes as the worker gets them: the images in scene order, the captions in an order only the
     judge knows, so a scorer returning a diagonal (or anything but the model's scores) ranks as chance."""
-    features: torch.Tensor   # (N, L, D) float: the grids of N scenes whose captions are told apart (distinct_scenes)
-    captions: torch.Tensor   # (N, T) long: sent caption c is the target caption of scene order[c]
-    order: torch.Tensor      # (N,) long: a permutation of 0 .. N-1
+
+    features: torch.Tensor  # (N, L, D) float: the grids of N scenes whose captions are told apart (distinct_scenes)
+    captions: torch.Tensor  # (N, T) long: sent caption c is the target caption of scene order[c]
+    order: torch.Tensor  # (N,) long: a permutation of 0 .. N-1
 
 
 def distinct_scenes(targets: list[str], references: list[list[str]]) -> list[int]:
@@ -214,13 +235,16 @@ def recall_at_1_of(out, order: torch.Tensor) -> float:
         # The kind and the message are the student's code's choice while it held the retrieval split: a hidden check
         # shows neither (A58).
         kind = kind if kind in KINDS else "Exception"
-        raise CheckFailed(f"retrieval_scores on the trained model raised {kind}: {clean(message, 300)}",
-                          safe="retrieval_scores on the trained model raised an exception")
+        raise CheckFailed(
+            f"retrieval_scores on the trained model raised {kind}: {clean(message, 300)}",
+            safe="retrieval_scores on the trained model raised an exception",
+        )
     scores = reply(got, "scores")
     n = len(order)
     if not (isinstance(scores, torch.Tensor) and scores.dim() == 2 and scores.is_floating_point()):
-        got_text = (f"{scores.dtype} of shape {tuple(scores.shape)}" if isinstance(scores, torch.Tensor)
-                    else type_name(scores))
+        got_text = (
+            f"{scores.dtype} of shape {tuple(scores.shape)}" if isinstance(scores, torch.Tensor) else type_name(scores)
+        )
         text = f"retrieval_scores on the trained model: expected a floating (images, captions) tensor, got {got_text}"
         raise CheckFailed(text, safe=text)
     if tuple(scores.shape) != (n, n):
@@ -237,9 +261,11 @@ def recall_at_1_of(out, order: torch.Tensor) -> float:
 
 # -- what is published of each training check ---------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class MetricThreshold:
     """A number a trained model must reach: `metric` (in words) at least `threshold`."""
+
     metric: str
     threshold: float
 
@@ -251,6 +277,7 @@ class Published:
     applies to, `verdict` (default: expect_exact_match) the whole verdict; `retrieval`, Part 1's: the trained model's
     retrieval by the student's retrieval_scores must reach it too. Thresholds: the kit's threshold notes (the reference's
     spread over twenty training seeds on the hidden data, and what broken models reach)."""
+
     part: str
     epochs: int
     batch_size: int
@@ -261,7 +288,7 @@ class Published:
     score: Callable[[object, Scenes], float] = exact_match_of
     verdict: Callable[[Published, object, Scenes, str], None] = expect_exact_match
     retrieval: MetricThreshold | None = None
-    also: Callable[[object, Scenes], str] | None = None   # the rest of the verdict beside the metric, in words
+    also: Callable[[object, Scenes], str] | None = None  # the rest of the verdict beside the metric, in words
 
     @property
     def recipe(self) -> str:
@@ -281,34 +308,55 @@ class Published:
         return None
 
 
-PUBLISHED = {published.part: published for published in (
-    # The reference over twenty seeds: 0.510 .. 0.660 (mean 0.580); zeroed grids 0.000, the image at every step 0.007.
-    # Recall@1 where the run stops: the reference 0.497 .. 0.649 (mean 0.556, sd 0.038; after all 12 epochs 0.602 ..
-    # 0.770); the best broken model, the scores transposed, 0.016 (chance on about 190 scenes: 0.005).
-    Published("show_and_tell", epochs=12, batch_size=32, lr=3e-3, threshold=0.40, retrieval=MetricThreshold("recall@1", 0.30)),
-    # The reference: 0.535 .. 0.795 (the lecture's 0.593 came from other data and thread counts); no coordinate
-    # channels 0.333, uniform weights 0.212, weights detached from the graph 0.205.
-    Published("attention", epochs=12, batch_size=64, lr=3e-3, threshold=0.45, options={"grid": GRID}),
-    # The reference: 0.292 .. 0.627, mean 0.395 (the widest spread of the five, sd 0.090); trained and decoded on zero
-    # grids 0.005. Estimator bugs do not show here (without the REINFORCE term the model does better): the property
-    # checks of the part catch them.
-    Published("reinforce", epochs=12, batch_size=64, lr=3e-3, threshold=0.20),
-    # The reference A4: 0.560 .. 0.723 (mean 0.640); A4 and A5 swapped 0.305, the per-step image detached 0.233.
-    Published("lstm_a", epochs=8, batch_size=64, lr=3e-3, threshold=0.45, options={"variant": "A4"}),
-    # The lecture's 12 alternating epochs; the reference's factual content slots: 0.807 .. 0.894, a model trained
-    # without the image 0.440.
-    Published("stylenet", epochs=12, batch_size=64, lr=3e-3, threshold=0.65, options={"max_len": T_STYLE},
-              metric="factual content slots", verdict=expect_the_style_switch,
-              score=lambda out, test: style_scores_of(out, test)["factual"]["content_slots"], also=style_switch_of),
-)}
+PUBLISHED = {
+    published.part: published
+    for published in (
+        # The reference over twenty seeds: 0.510 .. 0.660 (mean 0.580); zeroed grids 0.000, the image at every step 0.007.
+        # Recall@1 where the run stops: the reference 0.497 .. 0.649 (mean 0.556, sd 0.038; after all 12 epochs 0.602 ..
+        # 0.770); the best broken model, the scores transposed, 0.016 (chance on about 190 scenes: 0.005).
+        Published(
+            "show_and_tell",
+            epochs=12,
+            batch_size=32,
+            lr=3e-3,
+            threshold=0.40,
+            retrieval=MetricThreshold("recall@1", 0.30),
+        ),
+        # The reference: 0.535 .. 0.795 (the lecture's 0.593 came from other data and thread counts); no coordinate
+        # channels 0.333, uniform weights 0.212, weights detached from the graph 0.205.
+        Published("attention", epochs=12, batch_size=64, lr=3e-3, threshold=0.45, options={"grid": GRID}),
+        # The reference: 0.292 .. 0.627, mean 0.395 (the widest spread of the five, sd 0.090); trained and decoded on zero
+        # grids 0.005. Estimator bugs do not show here (without the REINFORCE term the model does better): the property
+        # checks of the part catch them.
+        Published("reinforce", epochs=12, batch_size=64, lr=3e-3, threshold=0.20),
+        # The reference A4: 0.560 .. 0.723 (mean 0.640); A4 and A5 swapped 0.305, the per-step image detached 0.233.
+        Published("lstm_a", epochs=8, batch_size=64, lr=3e-3, threshold=0.45, options={"variant": "A4"}),
+        # The lecture's 12 alternating epochs; the reference's factual content slots: 0.807 .. 0.894, a model trained
+        # without the image 0.440.
+        Published(
+            "stylenet",
+            epochs=12,
+            batch_size=64,
+            lr=3e-3,
+            threshold=0.65,
+            options={"max_len": T_STYLE},
+            metric="factual content slots",
+            verdict=expect_the_style_switch,
+            score=lambda out, test: style_scores_of(out, test)["factual"]["content_slots"],
+            also=style_switch_of,
+        ),
+    )
+}
 
 
 # -- what the image controls show of a model that reads the image ------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Expected:
     """What a trained model that reads the image reaches under one image control, in its part's metric: `words` as
     a student reads them ("near 0"), the range [low, high] the reference's run on the public data falls in, and why."""
+
     words: str
     low: float
     high: float
@@ -324,13 +372,20 @@ NEAR_0_WITH_ANOTHER_IMAGE = Expected("near 0", 0.0, 0.05, "the model captions th
 # a slot's word with this one's by chance about 0.44 of the time, what a model trained without the image reaches on
 # the hidden scenes (0.440); with zeroed features it gets no slot right.
 CONTROLS_EXPECTED = {
-    **{part: {"zeroed": NEAR_0_WITHOUT_THE_IMAGE, "shuffled": NEAR_0_WITH_ANOTHER_IMAGE}
-       for part in ("show_and_tell", "attention", "reinforce", "lstm_a")},
+    **{
+        part: {"zeroed": NEAR_0_WITHOUT_THE_IMAGE, "shuffled": NEAR_0_WITH_ANOTHER_IMAGE}
+        for part in ("show_and_tell", "attention", "reinforce", "lstm_a")
+    },
     "stylenet": {
         "zeroed": Expected("near 0", 0.0, 0.05, "without an image it gets none of the scene's content words right"),
-        "shuffled": Expected("about 0.44", 0.38, 0.50, "the captions describe another scene, whose content words "
-                             "match this scene's by chance about as often as a model trained without the image "
-                             "guesses them"),
+        "shuffled": Expected(
+            "about 0.44",
+            0.38,
+            0.50,
+            "the captions describe another scene, whose content words "
+            "match this scene's by chance about as often as a model trained without the image "
+            "guesses them",
+        ),
     },
 }
 
@@ -340,10 +395,12 @@ def reached(published: Published, test: Scenes) -> Callable[[int, int, object], 
     when the captions the epoch's model gives the test grids already pass the verdict. The run then ends there and
     returns those captions, which the verdict judges again; a run that never reaches the threshold trains for all
     its epochs. Only epochs of the published count are judged: a worker learns at most one bit per epoch."""
+
     def evaluate(epoch: int, epochs: int, tokens) -> bool:
-        if epochs != published.epochs or not 1 <= epoch < epochs:   # the last epoch ends the run anyway
+        if epochs != published.epochs or not 1 <= epoch < epochs:  # the last epoch ends the run anyway
             return False
         return published.failure({"tokens": tokens}, test, "") is None
+
     return evaluate
 
 
@@ -356,17 +413,18 @@ def split_index(train: Split, encoder_file: str) -> dict:
 
 # -- check --train ---------------------------------------------------------------------------------------------------
 
-PUBLIC_SEED = 0          # the training seed of the runs: the public training scenes' (load_data's default)
-RETRIEVAL_ORDER = 0      # the seed of the order the public retrieval set's captions are sent in
-CONTROLS = ("zeroed", "shuffled")   # the lab's image controls (autograder.worker.recipes.image_controls)
+PUBLIC_SEED = 0  # the training seed of the runs: the public training scenes' (load_data's default)
+RETRIEVAL_ORDER = 0  # the seed of the order the public retrieval set's captions are sent in
+CONTROLS = ("zeroed", "shuffled")  # the lab's image controls (autograder.worker.recipes.image_controls)
 
 
 @dataclass(frozen=True)
 class PublicInputs:
     """What every run of `check --train` reads: the public data and the files its worker loads."""
+
     data: CaptionData
-    split: str                  # split_index's file
-    retrieval: RetrievalSet     # the public test scenes' retrieval set
+    split: str  # split_index's file
+    retrieval: RetrievalSet  # the public test scenes' retrieval set
     retrieval_file: str
 
 
@@ -392,11 +450,13 @@ def public_inputs(folder: Path, data: CaptionData | None = None) -> PublicInputs
         save(path)
         os.chmod(path, 0o644)
         return str(path)
+
     encoder = written("encoder.pt", lambda path: shutil.copyfile(data.cache_file, path))
     split = written("split.pt", lambda path: torch.save(split_index(data.train, encoder), path))
     retrieval = retrieval_set(data.test, RETRIEVAL_ORDER)
-    retrieval_file = written("retrieval.pt", lambda path: torch.save(
-        {"features": retrieval.features, "captions": retrieval.captions}, path))
+    retrieval_file = written(
+        "retrieval.pt", lambda path: torch.save({"features": retrieval.features, "captions": retrieval.captions}, path)
+    )
     return PublicInputs(data, split, retrieval, retrieval_file)
 
 
@@ -406,6 +466,7 @@ class PublicRun:
     why its verdict failed or its run ended (None: it passed), and its trained retrieval's recall@1 (Part 1's) or
     why that could not be scored. `started`: False when no run started (the module could not be staged or imported,
     a module it uses is missing)."""
+
     part: str
     passed: bool
     score: float | None = None
@@ -415,44 +476,51 @@ class PublicRun:
     recall_failure: str | None = None
     started: bool = True
     epochs: EpochsTrained | None = None
-    also: str | None = None   # the rest of the verdict (Published.also)
+    also: str | None = None  # the rest of the verdict (Published.also)
 
 
 @dataclass
 class EpochsTrained:
     """How far a run trained: the last epoch it reported (`last`) of its `of`, and the epoch whose captions reached
     the threshold and stopped it (`stopped_at`, None when it trained on)."""
+
     last: int = 0
     of: int = 0
     stopped_at: int | None = None
 
     def reported(self, epoch: int, epochs: int) -> None:
-        if epoch <= self.last:   # the run started over (the kit's: stopped at its least budget, run with its full one)
+        if epoch <= self.last:  # the run started over (the kit's: stopped at its least budget, run with its full one)
             self.stopped_at = None
         self.last, self.of = epoch, epochs
 
     def judged(self, evaluate: Callable[[int, int, object], bool]) -> Callable[[int, int, object], bool]:
         """`evaluate` (reached), noting the epoch it stops the run at."""
+
         def judge(epoch: int, epochs: int, tokens) -> bool:
             stop = evaluate(epoch, epochs, tokens)
             if stop:
                 self.stopped_at = epoch
             return stop
+
         return judge
 
     def watching(self, shown: Callable[[int, int, float], None] | None) -> Callable[[int, int, float], None]:
         """A worker's on_progress that notes each epoch, then shows it as `shown` (if any) does."""
+
         def on_progress(epoch: int, epochs: int, loss: float) -> None:
             self.reported(epoch, epochs)
             if shown is not None:
                 shown(epoch, epochs, loss)
+
         return on_progress
 
     def __str__(self) -> str:
         if self.stopped_at is not None:
-            return (f"training stopped early, after epoch {self.stopped_at} of {self.of}: its captions reached the "
-                    f"threshold there, and the grader stops its runs the same way (the score is that epoch's model's; "
-                    f"more epochs usually raise it)")
+            return (
+                f"training stopped early, after epoch {self.stopped_at} of {self.of}: its captions reached the "
+                f"threshold there, and the grader stops its runs the same way (the score is that epoch's model's; "
+                f"more epochs usually raise it)"
+            )
         return f"trained all {self.of} epochs" if self.last == self.of else f"trained {self.last} of {self.of} epochs"
 
 
@@ -491,17 +559,29 @@ def train_part(worker: StudentWorker, published: Published, inputs: PublicInputs
     worker.on_progress = epochs.watching(worker.on_progress)
 
     def train_for(seconds: float):
-        return worker.call(published.recipe, timeout=seconds, evaluate=epochs.judged(reached(published, test)),
-                           data=inputs.split,
-                           epochs=published.epochs, batch_size=published.batch_size, lr=published.lr,
-                           seed=PUBLIC_SEED, **published.options, **more, controls=True)
+        return worker.call(
+            published.recipe,
+            timeout=seconds,
+            evaluate=epochs.judged(reached(published, test)),
+            data=inputs.split,
+            epochs=published.epochs,
+            batch_size=published.batch_size,
+            lr=published.lr,
+            seed=PUBLIC_SEED,
+            **published.options,
+            **more,
+            controls=True,
+        )
+
     try:
         out = within(published.part, worker, train_for)
     except (StudentError, WorkerDied) as exc:
         return PublicRun(published.part, False, failure=ended(exc), epochs=epochs if epochs.last else None)
     controls = reply(out, "controls")
-    scores = {name: _scored(published.score, {"tokens": controls.get(name)}, test) if isinstance(controls, dict)
-              else None for name in CONTROLS}
+    scores = {
+        name: _scored(published.score, {"tokens": controls.get(name)}, test) if isinstance(controls, dict) else None
+        for name in CONTROLS
+    }
     failure = published.failure(out, test, "public")
     recall = recall_failure = None
     if published.retrieval:
@@ -509,17 +589,32 @@ def train_part(worker: StudentWorker, published: Published, inputs: PublicInputs
             recall = recall_at_1_of(out, inputs.retrieval.order)
         except CheckFailed as exc:
             recall_failure = str(exc)
-    passed = failure is None and (not published.retrieval or (recall is not None
-                                                             and recall >= published.retrieval.threshold))
+    passed = failure is None and (
+        not published.retrieval or (recall is not None and recall >= published.retrieval.threshold)
+    )
     also = None
-    if published.also is not None and failure is None:   # a failure's text already says it
+    if published.also is not None and failure is None:  # a failure's text already says it
         also = published.also(out, test)
-    return PublicRun(published.part, passed, _scored(published.score, out, test), scores, failure, recall,
-                     recall_failure, epochs=epochs if epochs.last else None, also=also)
+    return PublicRun(
+        published.part,
+        passed,
+        _scored(published.score, out, test),
+        scores,
+        failure,
+        recall,
+        recall_failure,
+        epochs=epochs if epochs.last else None,
+        also=also,
+    )
 
 
-def train_parts(parts: tuple[str, ...], start: Callable[[str], StudentWorker], within: Within,
-                inputs: PublicInputs, progress: Progress | None = None) -> list[PublicRun]:
+def train_parts(
+    parts: tuple[str, ...],
+    start: Callable[[str], StudentWorker],
+    within: Within,
+    inputs: PublicInputs,
+    progress: Progress | None = None,
+) -> list[PublicRun]:
     """Train each of `parts` on the public data: `start(part)` starts its worker (given the modules of OTHER_PARTS
     as its references), `within` bounds its run."""
     progress = progress or Progress()
@@ -539,13 +634,18 @@ def train_parts(parts: tuple[str, ...], start: Callable[[str], StudentWorker], w
                 if worker.import_error is not None:
                     error = worker.import_error
                     where = f"\n{error.where.rstrip()}" if error.where else ""
-                    run = PublicRun(part, False, failure=f"{part}.py could not be imported: {error.kind}: "
-                                                         f"{error.detail}{where}", started=False)
+                    run = PublicRun(
+                        part,
+                        False,
+                        failure=f"{part}.py could not be imported: {error.kind}: {error.detail}{where}",
+                        started=False,
+                    )
                 elif not worker.alive:
-                    run = PublicRun(part, False, failure=worker.dead_reason or "the worker did not start",
-                                    started=False)
+                    run = PublicRun(
+                        part, False, failure=worker.dead_reason or "the worker did not start", started=False
+                    )
                 else:
-                    worker.serve_hidden()   # a fresh worker holding the other parts' modules
+                    worker.serve_hidden()  # a fresh worker holding the other parts' modules
                     progress.check(str(BY_MODULE[part].number), f"{part}.train_and_decode", True)
                     run = train_part(worker, PUBLISHED[part], inputs, within)
                     progress.check_done()
@@ -587,8 +687,7 @@ def table(runs: list[PublicRun], own_parts: bool = False) -> str:
             why = run.failure or "nothing to score in the run's reply"
             lines.append(f"{run.part}: {verdict}: {_indented(why)}")
         else:
-            lines.append(f"{run.part}: {published.metric} {run.score:.3f} (threshold {published.threshold}): "
-                         f"{verdict}")
+            lines.append(f"{run.part}: {published.metric} {run.score:.3f} (threshold {published.threshold}): {verdict}")
             if run.failure:
                 lines.append(f"    {_indented(run.failure)}")
             if run.also:
@@ -608,8 +707,10 @@ def table(runs: list[PublicRun], own_parts: bool = False) -> str:
         others = OTHER_PARTS[run.part]
         if own_parts and not run.passed and others:
             names = " and ".join(", ".join(f"{p}.py" for p in others).rsplit(", ", 1))
-            lines.append(f"    this run used your own {names}, where the grader uses the reference versions: a bug "
-                         f"there can be the cause")
+            lines.append(
+                f"    this run used your own {names}, where the grader uses the reference versions: a bug "
+                f"there can be the cause"
+            )
     return "\n".join(lines)
 
 
@@ -626,8 +727,10 @@ def control_lines(run: PublicRun) -> list[str]:
         expected = CONTROLS_EXPECTED[run.part][name]
         got = run.controls.get(name)
         got = f"{got:.3f}" if got is not None else "-"
-        lines.append(f"        {CONTROL_NAMES[name]}: {metric} {got} (expected {expected.words} for a model that "
-                     f"reads the image: {expected.why})")
+        lines.append(
+            f"        {CONTROL_NAMES[name]}: {metric} {got} (expected {expected.words} for a model that "
+            f"reads the image: {expected.why})"
+        )
     return lines
 
 

@@ -12,6 +12,7 @@ Unprivileged and inherited by every child, so it holds where namespaces are refu
 CAP_SYS_ADMIN, as on Gradescope) and for a grader run without root. The filter needs libseccomp and its ctypes
 binding pyseccomp (Linux); without them the worker says so on its first line of output and runs without it.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -21,24 +22,53 @@ import os
 PR_SET_NO_NEW_PRIVS = 38
 # Namespace flags of clone(2) and unshare(2).
 NAMESPACE_FLAGS = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000, 0x00000080)
-REFUSED = ("ptrace", "process_vm_readv", "process_vm_writev", "unshare", "setns", "mount", "umount2",
-           "pivot_root", "chroot", "keyctl", "add_key", "request_key", "bpf", "perf_event_open", "userfaultfd",
-           "kexec_load", "init_module", "finit_module", "delete_module", "open_by_handle_at", "fsopen", "fsmount",
-           "move_mount", "open_tree", "mount_setattr", "fanotify_init", "io_uring_setup",
-           # System V IPC objects and POSIX message queues outlive their process and, without an IPC namespace, the
-           # part (a System V object can be removed only by its owner or CAP_SYS_ADMIN): none may be made. POSIX
-           # shared memory (files in /dev/shm) is swept.
-           "shmget", "msgget", "semget", "mq_open",
-           # Sockets of every family: Internet and raw ones would reach the network, AF_UNIX ones a process outside
-           # the sandbox listening on a world-writable file or an abstract name (no network namespace needed).
-           # socketpair stays: its two ends are the process's own.
-           "socket")
+REFUSED = (
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "unshare",
+    "setns",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "kexec_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "open_by_handle_at",
+    "fsopen",
+    "fsmount",
+    "move_mount",
+    "open_tree",
+    "mount_setattr",
+    "fanotify_init",
+    "io_uring_setup",
+    # System V IPC objects and POSIX message queues outlive their process and, without an IPC namespace, the
+    # part (a System V object can be removed only by its owner or CAP_SYS_ADMIN): none may be made. POSIX
+    # shared memory (files in /dev/shm) is swept.
+    "shmget",
+    "msgget",
+    "semget",
+    "mq_open",
+    # Sockets of every family: Internet and raw ones would reach the network, AF_UNIX ones a process outside
+    # the sandbox listening on a world-writable file or an abstract name (no network namespace needed).
+    # socketpair stays: its two ends are the process's own.
+    "socket",
+)
 
 
 def available() -> bool:
     """Whether this machine can install the filter (Linux, libseccomp and pyseccomp present)."""
     try:
         import pyseccomp  # noqa: F401
+
         return True
     except (ImportError, OSError):
         return False

@@ -10,6 +10,7 @@ scaled_dot_product_attention as f`, a default argument, a closure, a class attri
 `bound_references`, which looks for the original objects themselves in what the student's module
 reaches; such a module gets no credit from the checks that forbid the op, with a message that says why.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -23,32 +24,65 @@ class ForbiddenOpError(RuntimeError):
 
 # name -> (module path, attribute) pairs to block.
 OPS: dict[str, tuple[tuple[str, str], ...]] = {
-    "rnn_cell": (("torch.nn.RNNCell", "forward"), ("torch.nn.RNN", "forward"), ("torch", "rnn_relu_cell"),
-                 ("torch", "rnn_relu"), ("torch", "rnn_tanh_cell"), ("torch._VF", "rnn_relu_cell"),
-                 ("torch._VF", "rnn_relu"), ("torch._C._VariableFunctions", "rnn_relu_cell"),
-                 ("torch._C._VariableFunctions", "rnn_relu")),
-    "lstm_cell": (("torch.nn.LSTMCell", "forward"), ("torch.nn.LSTM", "forward"), ("torch", "lstm_cell"),
-                  ("torch", "lstm"), ("torch._VF", "lstm_cell"), ("torch._VF", "lstm"),
-                  ("torch._C._VariableFunctions", "lstm_cell"), ("torch._C._VariableFunctions", "lstm")),
-    "sdpa": (("torch.nn.functional", "scaled_dot_product_attention"), ("torch._C._nn", "scaled_dot_product_attention"),
-             ("torch.nn.functional", "multi_head_attention_forward"), ("torch.nn.MultiheadAttention", "forward"),
-             ("torch.nn.attention.flex_attention", "flex_attention")),
+    "rnn_cell": (
+        ("torch.nn.RNNCell", "forward"),
+        ("torch.nn.RNN", "forward"),
+        ("torch", "rnn_relu_cell"),
+        ("torch", "rnn_relu"),
+        ("torch", "rnn_tanh_cell"),
+        ("torch._VF", "rnn_relu_cell"),
+        ("torch._VF", "rnn_relu"),
+        ("torch._C._VariableFunctions", "rnn_relu_cell"),
+        ("torch._C._VariableFunctions", "rnn_relu"),
+    ),
+    "lstm_cell": (
+        ("torch.nn.LSTMCell", "forward"),
+        ("torch.nn.LSTM", "forward"),
+        ("torch", "lstm_cell"),
+        ("torch", "lstm"),
+        ("torch._VF", "lstm_cell"),
+        ("torch._VF", "lstm"),
+        ("torch._C._VariableFunctions", "lstm_cell"),
+        ("torch._C._VariableFunctions", "lstm"),
+    ),
+    "sdpa": (
+        ("torch.nn.functional", "scaled_dot_product_attention"),
+        ("torch._C._nn", "scaled_dot_product_attention"),
+        ("torch.nn.functional", "multi_head_attention_forward"),
+        ("torch.nn.MultiheadAttention", "forward"),
+        ("torch.nn.attention.flex_attention", "flex_attention"),
+    ),
 }
 # name -> the names torch gives the op's functions and operators (an OpOverload's name without its overload),
 # which the function mode refuses.
 FUNCTION_NAMES: dict[str, tuple[str, ...]] = {
     "rnn_cell": ("rnn_relu_cell", "rnn_relu", "rnn_tanh_cell", "rnn_tanh"),
     "lstm_cell": ("lstm_cell", "lstm"),
-    "sdpa": ("scaled_dot_product_attention", "multi_head_attention_forward", "_scaled_dot_product_attention_math",
-             "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_flash_attention",
-             "_scaled_dot_product_efficient_attention", "_fused_sdp_choice", "_native_multi_head_attention",
-             "_transformer_encoder_layer_fwd", "_triton_multi_head_attention", "_triton_scaled_dot_attention",
-             "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_fused_attention_overrideable",
-             "_flash_attention_forward", "_efficient_attention_forward", "_flash_attention_forward_no_dropout_inplace",
-             "flex_attention"),
+    "sdpa": (
+        "scaled_dot_product_attention",
+        "multi_head_attention_forward",
+        "_scaled_dot_product_attention_math",
+        "_scaled_dot_product_flash_attention_for_cpu",
+        "_scaled_dot_product_flash_attention",
+        "_scaled_dot_product_efficient_attention",
+        "_fused_sdp_choice",
+        "_native_multi_head_attention",
+        "_transformer_encoder_layer_fwd",
+        "_triton_multi_head_attention",
+        "_triton_scaled_dot_attention",
+        "_scaled_dot_product_cudnn_attention",
+        "_scaled_dot_product_fused_attention_overrideable",
+        "_flash_attention_forward",
+        "_efficient_attention_forward",
+        "_flash_attention_forward_no_dropout_inplace",
+        "flex_attention",
+    ),
 }
-READABLE = {"rnn_cell": "nn.RNNCell / nn.RNN", "lstm_cell": "nn.LSTMCell / nn.LSTM",
-            "sdpa": "F.scaled_dot_product_attention"}
+READABLE = {
+    "rnn_cell": "nn.RNNCell / nn.RNN",
+    "lstm_cell": "nn.LSTMCell / nn.LSTM",
+    "sdpa": "F.scaled_dot_product_attention",
+}
 
 
 def _resolve(path: str):
@@ -61,8 +95,11 @@ def _resolve(path: str):
 
 def _blocker(op: str, what: str):
     def blocked(*args, **kwargs):
-        raise ForbiddenOpError(f"{READABLE[op]} is the reference this check compares against; "
-                               f"it cannot be used inside the checked function ({what} was called)")
+        raise ForbiddenOpError(
+            f"{READABLE[op]} is the reference this check compares against; "
+            f"it cannot be used inside the checked function ({what} was called)"
+        )
+
     return blocked
 
 
@@ -97,7 +134,7 @@ def bound_references(module, known: dict[int, tuple[str, str]]) -> dict[str, str
             return
         function = getattr(value, "__func__", value)
         if callable(function) and getattr(function, "__module__", None) == module.__name__:
-            for i, default in enumerate(getattr(function, "__defaults__", None) or ()):
+            for default in getattr(function, "__defaults__", None) or ():
                 visit(default, f"a default argument of {where}", depth + 1)
             for name, default in (getattr(function, "__kwdefaults__", None) or {}).items():
                 visit(default, f"the default of {name} in {where}", depth + 1)
@@ -130,8 +167,10 @@ def _refusing_mode():
             name = getattr(func, "__name__", "").split(".")[0]
             op = self.op_of.get(name)
             if op is not None:
-                raise ForbiddenOpError(f"{READABLE[op]} is the reference this check compares against; "
-                                       f"it cannot be used inside the checked function ({name} was called)")
+                raise ForbiddenOpError(
+                    f"{READABLE[op]} is the reference this check compares against; "
+                    f"it cannot be used inside the checked function ({name} was called)"
+                )
             return func(*args, **(kwargs or {}))
 
     return RefuseByName

@@ -22,6 +22,7 @@ its argv[0] (from which Python finds its virtual environment): the path may cros
 search (setpriv started this process while it still held the grader's capabilities), but a running program can
 always start its own file again.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -30,7 +31,7 @@ import signal
 import sys
 
 PR_SET_DUMPABLE = 4
-NOT_STARTED = 127          # the worker's program could not be run (a shell's status for it)
+NOT_STARTED = 127  # the worker's program could not be run (a shell's status for it)
 
 
 def set_dumpable(dumpable: bool) -> None:
@@ -56,7 +57,7 @@ def run(arguments: list[str]) -> int:
         except OSError as exc:
             print(f"init: cannot start {sys.executable}: {exc}", file=sys.stderr, flush=True)
         os._exit(NOT_STARTED)
-    os.closerange(3, os.sysconf("SC_OPEN_MAX"))   # the channel's pipes are the worker's alone
+    os.closerange(3, os.sysconf("SC_OPEN_MAX"))  # the channel's pipes are the worker's alone
     while True:
         pid, status = os.wait()
         if pid == worker:

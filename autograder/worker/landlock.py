@@ -6,6 +6,7 @@ every child; no process can lift it.
 Three system calls through ctypes (no binding is needed); where the kernel lacks Landlock (or it is switched off) the
 worker goes on under file permissions alone, and says so (`restrict`'s answer, the worker's first line of output).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -23,8 +24,8 @@ REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR, MAKE_REG = 1 << 4, 1 << 5, 1 << 6,
 MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = 1 << 9, 1 << 10, 1 << 11, 1 << 12
 REFER, TRUNCATE, IOCTL_DEV = 1 << 13, 1 << 14, 1 << 15
 RIGHTS_OF_ABI = {1: (1 << 13) - 1, 2: (1 << 14) - 1, 3: (1 << 15) - 1, 4: (1 << 15) - 1, 5: (1 << 16) - 1}
-SCOPE_ABSTRACT_UNIX_SOCKET = 1   # ABI 6: no connection to an abstract socket made outside the domain
-FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV   # the rights a rule on a file may hold
+SCOPE_ABSTRACT_UNIX_SOCKET = 1  # ABI 6: no connection to an abstract socket made outside the domain
+FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV  # the rights a rule on a file may hold
 
 READ = EXECUTE | READ_FILE | READ_DIR
 EVERYTHING = (1 << 16) - 1
@@ -34,7 +35,7 @@ SYSTEM = ("/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc"
 # CPU detection), and its own process's files; no other process's: another submission's worker, graded at the same
 # time, would show what it does in them (its memory size, its threads) to a worker that polls them (A63).
 MACHINE_PROC = ("/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/sys", "/proc/filesystems", "/proc/mounts")
-DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")   # written by ordinary programs
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")  # written by ordinary programs
 # The shared temporary folders get no right at all: a file left in a world-writable folder there (/tmp/.X11-unix)
 # would outlive the worker, for a later worker to find by name. The worker's own folder is its HOME and TMPDIR.
 SHARED_TEMP = ("/tmp", "/var/tmp", "/run/lock")
@@ -62,21 +63,28 @@ def abi() -> int:
     return max(int(version), 0)
 
 
-def worker_paths(runtime: str, folder: str, own_shm: bool = False,
-                 proc: tuple[str, ...] = ("/proc",)) -> dict[str, int]:
+def worker_paths(
+    runtime: str, folder: str, own_shm: bool = False, proc: tuple[str, ...] = ("/proc",)
+) -> dict[str, int]:
     """{path: rights} of a worker running from `runtime` whose own folder (its part's scratch, holding its current
     folder) is `folder`: the system's programs and libraries, this Python and its packages, the runtime and the grading
     folder above it (the inputs it is told of), read; its folder, everything, and /dev/shm too where it is the
     worker's own (`own_shm`); the paths of /proc in `proc` (own_process_proc: the worker's own where /proc lists other
     processes); the shared temporary folders (SHARED_TEMP), nothing beyond what a rule above gives beneath them."""
     rights = {path: READ for path in (*SYSTEM, *proc)}
-    python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-              os.path.dirname(os.path.realpath(sys.executable)), *(p for p in sys.path if os.path.isabs(p))}
+    python = {
+        sys.prefix,
+        sys.base_prefix,
+        sys.exec_prefix,
+        sys.base_exec_prefix,
+        os.path.dirname(os.path.realpath(sys.executable)),
+        *(p for p in sys.path if os.path.isabs(p)),
+    }
     rights.update({os.path.realpath(path): READ for path in python})
     rights.update({runtime: READ, os.path.dirname(runtime): READ})
     rights.update({path: EVERYTHING for path in ((*MEMORY_TEMP, folder) if own_shm else (folder,))})
     drop = os.environ.get(DROP_VARIABLE, "")
-    if os.path.isabs(drop):   # set by the grader's own environment, never by a submission
+    if os.path.isabs(drop):  # set by the grader's own environment, never by a submission
         rights[drop] = EVERYTHING
     rights.update({path: READ_FILE | WRITE_FILE | TRUNCATE for path in DEVICES})
     return rights
@@ -123,8 +131,10 @@ def _add_rule(libc, ruleset: int, path: str, allowed: int) -> str:
         if not os.path.isdir(path):
             allowed &= FILE_RIGHTS
         beneath = struct.pack("=Qi", allowed, fd)
-        if libc.syscall(ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH), beneath,
-                        ctypes.c_uint32(0)) != 0:
+        if (
+            libc.syscall(ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH), beneath, ctypes.c_uint32(0))
+            != 0
+        ):
             return f"Landlock rule for {path} refused ({os.strerror(ctypes.get_errno())})"
     finally:
         os.close(fd)

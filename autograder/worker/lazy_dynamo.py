@@ -9,6 +9,7 @@ anything else of it is asked for, so code that compiles still gets real dynamo (
 before then keeps its step functions undisabled, which matters only to code that compiles them). Training is
 bit-for-bit the same (the kit's tests prove it).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -48,7 +49,7 @@ def import_real() -> types.ModuleType:
     if isinstance(sys.modules.get(NAME), _DynamoStandIn):
         del sys.modules[NAME]
         if isinstance(torch.__dict__.get("_dynamo"), _DynamoStandIn):
-            del torch._dynamo   # as before any import: the import sets it when the module is complete
+            del torch._dynamo  # as before any import: the import sets it when the module is complete
     return importlib.import_module(NAME)
 
 

@@ -28,6 +28,7 @@ The student's module arrives as text in the first message (the staged file is re
 is compiled under the name SUBMISSION/<module>.py, a path that exists nowhere, and its lines are given to
 linecache so that tracebacks show them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,7 +48,7 @@ import types
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-SUBMISSION = "/submission"   # the folder the student's module is said to come from (tracebacks name its file only)
+SUBMISSION = "/submission"  # the folder the student's module is said to come from (tracebacks name its file only)
 PRINT_CAP = 64 * 1024  # bytes of student output kept per stream; the rest is counted and dropped
 
 
@@ -67,7 +68,7 @@ class CappedStream(io.TextIOBase):
             try:
                 self.target.write(data[:room])
                 self.target.flush()
-            except OSError:   # the output file is at its size limit (an earlier worker of the part may have filled it)
+            except OSError:  # the output file is at its size limit (an earlier worker of the part may have filled it)
                 pass
         self.written += min(len(data), room)
         self.dropped += max(len(data) - room, 0)
@@ -76,8 +77,14 @@ class CappedStream(io.TextIOBase):
 
 def limit_resources(memory: int, cpu: int, file_size: int, processes: int) -> None:
     """Soft and hard limits at once, so the student's code cannot raise them."""
-    for name, value in (("RLIMIT_AS", memory), ("RLIMIT_CPU", cpu), ("RLIMIT_FSIZE", file_size),
-                        ("RLIMIT_NPROC", processes), ("RLIMIT_CORE", 0), ("RLIMIT_NOFILE", 256)):
+    for name, value in (
+        ("RLIMIT_AS", memory),
+        ("RLIMIT_CPU", cpu),
+        ("RLIMIT_FSIZE", file_size),
+        ("RLIMIT_NPROC", processes),
+        ("RLIMIT_CORE", 0),
+        ("RLIMIT_NOFILE", 256),
+    ):
         try:
             resource.setrlimit(getattr(resource, name), (value, value))
         except (ValueError, OSError):  # already lower, or not settable here
@@ -137,7 +144,7 @@ def sanitize(obj, depth: int = 0):
     """Plain data only: tensors (detached, on the CPU, strided, of a dtype a message carries), numbers, strings, None,
     lists, tuples, dicts.
     Anything else becomes {"__unsupported__": type name}, which the grader reports as a wrong type."""
-    torch = sys.modules.get("torch")   # no tensor exists before something imports torch
+    torch = sys.modules.get("torch")  # no tensor exists before something imports torch
 
     if depth > 20:
         return {"__unsupported__": "a structure nested too deeply"}
@@ -156,7 +163,7 @@ def sanitize(obj, depth: int = 0):
         from autograder.worker.protocol import unsendable
 
         tensor = obj.detach().cpu().clone()
-        why = unsendable(tensor)   # a sparse or quantized tensor: the check reports a wrong type
+        why = unsendable(tensor)  # a sparse or quantized tensor: the check reports a wrong type
         return tensor if why is None else {"__unsupported__": why}
     if isinstance(obj, (list, tuple)):
         items = [sanitize(x, depth + 1) for x in obj]
@@ -175,8 +182,9 @@ def import_student(module: str, source: str):
     """Run the student's `source` as the module `module` (registered first, so `import <module>` inside it and
     dataclasses resolve to it)."""
     path = module_path(module)
-    linecache.cache[path] = (len(source), None, source.splitlines(True), path)   # no mtime: never evicted
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)  # no mtime: never evicted
     spec = importlib.util.spec_from_loader(module, loader=None, origin=path)
+    assert spec is not None  # a loader of None always gives a spec
     mod = importlib.util.module_from_spec(spec)
     mod.__file__ = path
     sys.modules[module] = mod
@@ -208,6 +216,7 @@ def serve(module: str, requests: int, replies: int) -> None:
     references = install_references(start["references"])  # the source text is not kept
     source, start = start["source"], None
     from autograder.worker import recipes
+
     recipes.REFERENCES.update(references)
     registry = recipes.load(module)
     sys.stdout, sys.stderr = CappedStream(sys.stdout), CappedStream(sys.stderr)
@@ -222,7 +231,8 @@ def serve(module: str, requests: int, replies: int) -> None:
     bound = bound_references(student, known)
     protocol.send(replies, {"ready": True})
     recipes._report_progress = lambda epoch, epochs, loss, tokens=None: report_epoch(
-        requests, replies, epoch, epochs, loss, tokens)
+        requests, replies, epoch, epochs, loss, tokens
+    )
     path = module_path(module)
     while True:
         try:
@@ -230,18 +240,22 @@ def serve(module: str, requests: int, replies: int) -> None:
         except protocol.ChannelClosed:
             return
         fn = registry.get(request.get("recipe"))
-        seq = request.get("seq")   # echoed: a reply written by anything else than this loop is one the grader refuses
+        seq = request.get("seq")  # echoed: a reply written by anything else than this loop is one the grader refuses
         if fn is None:
-            protocol.send(replies, {"error": {"type": "UnknownRecipe", "message": str(request.get("recipe")),
-                                              "where": ""}, "seq": seq})
+            protocol.send(
+                replies,
+                {"error": {"type": "UnknownRecipe", "message": str(request.get("recipe")), "where": ""}, "seq": seq},
+            )
             continue
         started = time.perf_counter()
         try:
             seed_everything(0)  # every call starts from the same state of Python's, NumPy's and torch's generators
             held = [op for op in fn.forbid if op in bound]
             if held:
-                raise ForbiddenOpError(f"your module holds the reference this check compares against "
-                                       f"({bound[held[0]]}); it earns no credit here")
+                raise ForbiddenOpError(
+                    f"your module holds the reference this check compares against "
+                    f"({bound[held[0]]}); it earns no credit here"
+                )
             with forbid(*fn.forbid):
                 result = fn(student, **request.get("kwargs", {}))
             reply = {"ok": sanitize(result)}
@@ -250,7 +264,7 @@ def serve(module: str, requests: int, replies: int) -> None:
         reply["seq"] = seq
         protocol.send(replies, reply)
         if time.perf_counter() - started > 0.25:  # a long call (training) leaves a large heap; a short one costs
-            request = reply = result = None        # less than a collection would
+            request = reply = result = None  # type: ignore[assignment]  # less than a collection would
             release_memory()
 
 
@@ -269,8 +283,8 @@ def preload(modules: list[str]) -> None:
         from autograder.worker.lazy_dynamo import defer_dynamo_import
         from shared import training  # noqa: F401
 
-        defer_dynamo_import()   # the optimizers' import of torch._dynamo, 2.5 CPU s in every training worker
-        torch.set_num_threads(1)   # before any fork: a forked child must not inherit a thread pool
+        defer_dynamo_import()  # the optimizers' import of torch._dynamo, 2.5 CPU s in every training worker
+        torch.set_num_threads(1)  # before any fork: a forked child must not inherit a thread pool
     for module in modules:
         recipes.load(module)
     # What is imported now lives as long as the zygote: out of the collector's reach, so that no collection in a worker
@@ -279,7 +293,7 @@ def preload(modules: list[str]) -> None:
     gc.freeze()
 
 
-REQUESTS, REPLIES = 3, 4   # a worker's two pipes: the grader's requests, its replies
+REQUESTS, REPLIES = 3, 4  # a worker's two pipes: the grader's requests, its replies
 # How the zygote was confined (main's --own-shm and --own-pids), for the layer each worker adds (become_worker).
 CONFINEMENT = {"own_shm": False, "own_pids": False}
 
@@ -298,28 +312,30 @@ def narrow_proc() -> None:
         os._exit(1)
 
 
-def become_worker(module: str, control: socket.socket, requests: int, replies: int, work: str,
-                  own_group: bool = True) -> None:
+def become_worker(
+    module: str, control: socket.socket, requests: int, replies: int, work: str, own_group: bool = True
+) -> None:
     """Turn a child just forked by the zygote (or, `own_group` False, the zygote itself) into a worker: keep only its
     two pipes, as REQUESTS and REPLIES (never the control socket or a later worker's channel), take a process group
     of its own (the grader kills a forked worker by its group), become dumpable again (the zygote is not; a worker's
     /proc files are its user's, as they always were), enter `work` and serve. Never returns."""
     try:
         control.close()
-        requests, replies = os.dup(requests), os.dup(replies)   # above 4, so that the two moves below cannot collide
+        requests, replies = os.dup(requests), os.dup(replies)  # above 4, so that the two moves below cannot collide
         os.dup2(requests, REQUESTS)
         os.dup2(replies, REPLIES)
         os.closerange(REPLIES + 1, os.sysconf("SC_OPEN_MAX"))
         if own_group:
             os.setpgid(0, 0)
         from autograder.worker.init import set_dumpable
+
         set_dumpable(True)
-        narrow_proc()   # before chdir: its rules name the part's folder, the zygote's current one
+        narrow_proc()  # before chdir: its rules name the part's folder, the zygote's current one
         os.chdir(work)
         # Its home and temporary folder: its own (a zygote that serves several parts was started with another's).
         os.environ["HOME"] = os.environ["TMPDIR"] = work
         if "tempfile" in sys.modules:
-            sys.modules["tempfile"].tempdir = None
+            sys.modules["tempfile"].tempdir = None  # type: ignore[attr-defined]  # read from TMPDIR again
         serve(module, REQUESTS, REPLIES)
     finally:
         os._exit(0)  # skip atexit handlers and threads the student's code may have left behind
@@ -336,7 +352,7 @@ def wait_for(pid: int, statuses: dict[int, int], seconds: float | None) -> int |
             return None
         if done == pid:
             statuses[pid] = status
-        elif time.monotonic() >= deadline:
+        elif deadline is not None and time.monotonic() >= deadline:
             return None
         else:
             time.sleep(0.01)
@@ -353,12 +369,12 @@ def zygote(modules: list[str], control: socket.socket) -> None:
             return
         request = json.loads(data)
         module = request.get("module", modules[0])
-        if ("fork" in request or "become" in request) and module not in modules:   # not preloaded: no worker
+        if ("fork" in request or "become" in request) and module not in modules:  # not preloaded: no worker
             for fd in fds:
                 os.close(fd)
-            answer = {"pid": None}
+            answer: dict[str, int | None] = {"pid": None}
         elif "fork" in request:
-            for pid in list(children):   # collect the workers that ended by themselves
+            for pid in list(children):  # collect the workers that ended by themselves
                 wait_for(pid, statuses, 0)
             pid = os.fork()
             if pid == 0:
@@ -367,7 +383,7 @@ def zygote(modules: list[str], control: socket.socket) -> None:
                 os.close(fd)
             children.add(pid)
             answer = {"pid": pid}
-        elif "become" in request:   # the zygote's last worker is the zygote itself: no second process beside it
+        elif "become" in request:  # the zygote's last worker is the zygote itself: no second process beside it
             control.send(json.dumps({"pid": os.getpid()}).encode())
             become_worker(module, control, fds[0], fds[1], request["become"], own_group=False)
         else:
@@ -376,7 +392,7 @@ def zygote(modules: list[str], control: socket.socket) -> None:
                 answer = {"status": None}
             else:
                 if "kill" in request:
-                    for kill in (os.killpg, os.kill):   # its group, and the worker itself if it left the group
+                    for kill in (os.killpg, os.kill):  # its group, and the worker itself if it left the group
                         try:
                             kill(pid, signal.SIGKILL)
                         except (ProcessLookupError, PermissionError):
@@ -399,6 +415,7 @@ def main() -> None:
     limit_resources(args.memory, args.cpu, args.file_size, args.processes)
     from autograder.worker.confine import confine
     from autograder.worker.init import set_dumpable
+
     CONFINEMENT.update(own_shm=args.own_shm, own_pids=args.own_pids)
     problem = confine(args.own_shm)
     if problem:

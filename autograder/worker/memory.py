@@ -4,12 +4,15 @@ A training run or a large property example leaves glibc's heap holding the pages
 grader and a worker live side by side for a whole grade, so what either keeps adds to the container's
 peak. Used by the engine after every check and by the worker after every recipe call.
 """
+
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
 import gc
+from typing import Any
 
+_malloc_trim: Any  # libc's malloc_trim, or None where there is none
 try:
     _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
     _malloc_trim = _libc.malloc_trim

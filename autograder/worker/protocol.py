@@ -28,6 +28,7 @@ values) about 0.7 s, and `client.replies.is_plain` 0.1 s more.
 torch is imported only for a message that holds a tensor or names a torch class: a worker whose part sends plain data
 (Part 3, BLEU) writes and reads its messages without ever importing it (autograder.worker.main.preload).
 """
+
 from __future__ import annotations
 
 import functools
@@ -40,8 +41,9 @@ import struct
 import sys
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import torch
@@ -51,9 +53,9 @@ HEADER = struct.Struct("!Q")
 # is five times that, so a reply of float64 where the reference sends float32 still fits.
 MAX_MESSAGE = 16 * 1024 * 1024
 FORMAT = "captionkit-message-1"
-MAX_DEPTH = 64          # containers within containers; the worker's replies stop at 20 (main.sanitize)
+MAX_DEPTH = 64  # containers within containers; the worker's replies stop at 20 (main.sanitize)
 MAX_DIMS = 64
-MAX_EXTENT = 2 ** 62    # a size, stride or offset beyond this is no tensor's
+MAX_EXTENT = 2**62  # a size, stride or offset beyond this is no tensor's
 
 
 class MalformedMessage(ValueError):
@@ -62,14 +64,29 @@ class MalformedMessage(ValueError):
 
 class TensorRef(int):
     """A tensor's place in a message's structure: its row in the message's tensor table."""
+
     __slots__ = ()
 
 
-DTYPE_NAMES = ("float32", "float64", "float16", "bfloat16", "complex64", "complex128",
-               "int64", "int32", "int16", "int8", "uint8", "bool")   # the dtypes a message carries
+DTYPE_NAMES = (
+    "float32",
+    "float64",
+    "float16",
+    "bfloat16",
+    "complex64",
+    "complex128",
+    "int64",
+    "int32",
+    "int16",
+    "int8",
+    "uint8",
+    "bool",
+)  # the dtypes a message carries
 # The names a message's structure may use, but torch's (torch_globals).
-_PLAIN_GLOBALS = {(TensorRef.__module__, TensorRef.__qualname__): TensorRef,   # the name pickle writes for it
-                  ("collections", "OrderedDict"): OrderedDict}
+_PLAIN_GLOBALS = {
+    (TensorRef.__module__, TensorRef.__qualname__): TensorRef,  # the name pickle writes for it
+    ("collections", "OrderedDict"): OrderedDict,
+}
 
 
 @functools.cache
@@ -114,9 +131,10 @@ class Budget:
     """What reading one reply may cost the grading process, however the reply was made. The largest reply of a full
     grade of the reference holds 117 values, 6 deep, and 3.2 MB of data; a reply is a tree: a list, tuple or dict
     in two places of it (which pickle writes once) is refused, so nothing that walks it walks more than it holds."""
-    values: int = 2 ** 20              # values in the reply, containers included, each place counted
+
+    values: int = 2**20  # values in the reply, containers included, each place counted
     data_bytes: int = 4 * MAX_MESSAGE  # bytes of its strings, bytes, integers and tensors' storages, each place counted
-    depth: int = MAX_DEPTH             # containers within containers
+    depth: int = MAX_DEPTH  # containers within containers
 
 
 REPLY = Budget()
@@ -152,7 +170,7 @@ class _Pickler(pickle.Pickler):
         self._storage_of: dict[tuple[int, int], int] = {}
 
     def reducer_override(self, obj):
-        torch = sys.modules.get("torch")   # no tensor exists before something imports torch
+        torch = sys.modules.get("torch")  # no tensor exists before something imports torch
         if torch is None or not isinstance(obj, torch.Tensor):
             return NotImplemented
         why = unsendable(obj)
@@ -164,8 +182,16 @@ class _Pickler(pickle.Pickler):
         if key not in self._storage_of:
             self._storage_of[key] = len(self.storages)
             self.storages.append(torch.empty(0, dtype=torch.uint8).set_(storage).numpy().tobytes())
-        self.rows.append((_dtype_names()[tensor.dtype], tuple(tensor.shape), tuple(tensor.stride()),
-                          tensor.storage_offset(), bool(obj.requires_grad), self._storage_of[key]))
+        self.rows.append(
+            (
+                _dtype_names()[tensor.dtype],
+                tuple(tensor.shape),
+                tuple(tensor.stride()),
+                tensor.storage_offset(),
+                bool(obj.requires_grad),
+                self._storage_of[key],
+            )
+        )
         return TensorRef, (len(self.rows) - 1,)
 
 
@@ -187,11 +213,11 @@ class _NoGlobals(pickle.Unpickler):
 class _Structure(pickle.Unpickler):
     """Reads a message's structure: TensorRef, OrderedDict, torch.Size and dtypes are the only names it may use."""
 
-    refers = False   # whether the structure asked for TensorRef (else it holds no reference to resolve)
+    refers = False  # whether the structure asked for TensorRef (else it holds no reference to resolve)
 
     def find_class(self, module, name):
         found = _PLAIN_GLOBALS.get((module, name))
-        if found is None and module == "torch":   # torch is imported only for a message that names it
+        if found is None and module == "torch":  # torch is imported only for a message that names it
             found = torch_globals().get((module, name))
         if found is None:
             raise MalformedMessage(f"a message may not name {module}.{name}")
@@ -206,14 +232,54 @@ class _Structure(pickle.Unpickler):
 # or dict refused (so the reply is a tree no larger than its pickle), dicts filled one item at a time, and the
 # deadline looked at every few hundred steps.
 
-_LEAVES = (str, bytes, int, float, bool, type(None), TensorRef)   # what a pickle may refer back to (and classes)
+_LEAVES = (str, bytes, int, float, bool, type(None), TensorRef)  # what a pickle may refer back to (and classes)
 _CONTAINERS = (list, tuple, dict, OrderedDict, set, frozenset, bytearray)
-_OPCODES = ("PROTO", "FRAME", "STOP", "MARK", "POP", "POP_MARK", "NONE", "NEWTRUE", "NEWFALSE", "BININT", "BININT1",
-            "BININT2", "LONG1", "LONG4", "BINFLOAT", "SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "SHORT_BINBYTES",
-            "BINBYTES", "BINBYTES8", "EMPTY_LIST", "APPEND", "APPENDS", "LIST", "EMPTY_TUPLE", "TUPLE", "TUPLE1",
-            "TUPLE2", "TUPLE3", "EMPTY_DICT", "DICT", "SETITEM", "SETITEMS", "STACK_GLOBAL", "REDUCE", "MEMOIZE",
-            "PUT", "BINPUT", "LONG_BINPUT", "GET", "BINGET", "LONG_BINGET")
-STEPS_BETWEEN_LOOKS = 512   # opcodes (or values) between two looks at the deadline
+_OPCODES = (
+    "PROTO",
+    "FRAME",
+    "STOP",
+    "MARK",
+    "POP",
+    "POP_MARK",
+    "NONE",
+    "NEWTRUE",
+    "NEWFALSE",
+    "BININT",
+    "BININT1",
+    "BININT2",
+    "LONG1",
+    "LONG4",
+    "BINFLOAT",
+    "SHORT_BINUNICODE",
+    "BINUNICODE",
+    "BINUNICODE8",
+    "SHORT_BINBYTES",
+    "BINBYTES",
+    "BINBYTES8",
+    "EMPTY_LIST",
+    "APPEND",
+    "APPENDS",
+    "LIST",
+    "EMPTY_TUPLE",
+    "TUPLE",
+    "TUPLE1",
+    "TUPLE2",
+    "TUPLE3",
+    "EMPTY_DICT",
+    "DICT",
+    "SETITEM",
+    "SETITEMS",
+    "STACK_GLOBAL",
+    "REDUCE",
+    "MEMOIZE",
+    "PUT",
+    "BINPUT",
+    "LONG_BINPUT",
+    "GET",
+    "BINGET",
+    "LONG_BINGET",
+)
+STEPS_BETWEEN_LOOKS = 512  # opcodes (or values) between two looks at the deadline
 
 
 class _Meter:
@@ -232,6 +298,7 @@ def _metered(load):
     def run(self):
         self.meter.step()
         load(self)
+
     return run
 
 
@@ -239,8 +306,12 @@ class _Budgeted(pickle._Unpickler):
     """pickle's Python reader with only the opcodes a message needs; `allowed` maps (module, name) to what a
     pickle may name. No list, tuple or dict is read twice (memo references to one are refused)."""
 
-    dispatch = {getattr(pickle, name)[0]: _metered(pickle._Unpickler.dispatch[getattr(pickle, name)[0]])
-                for name in _OPCODES}
+    memo: dict[int, Any]  # pickle's reader sets these two in load()
+    append: Callable[[Any], None]
+
+    dispatch = {
+        getattr(pickle, name)[0]: _metered(pickle._Unpickler.dispatch[getattr(pickle, name)[0]]) for name in _OPCODES
+    }
 
     def __init__(self, data: bytes, allowed: dict, meter: _Meter):
         super().__init__(io.BytesIO(data))
@@ -277,7 +348,7 @@ class _Budgeted(pickle._Unpickler):
         target = self.stack[-1]
         if type(target) not in (dict, OrderedDict):
             raise MalformedMessage("items set on something that is not a dict")
-        for i in range(0, len(items), 2):   # one at a time: keys that share a hash cost a look at the deadline each
+        for i in range(0, len(items), 2):  # one at a time: keys that share a hash cost a look at the deadline each
             self.meter.step()
             target[items[i]] = items[i + 1]
 
@@ -295,21 +366,33 @@ class _Budgeted(pickle._Unpickler):
             self.stack[-1] = OrderedDict()
         elif make is TensorRef and len(args) == 1 and type(args[0]) is int:
             self.stack[-1] = TensorRef(args[0])
-        elif torch is not None and make is torch.Size and len(args) == 1 and type(args[0]) is tuple and \
-                len(args[0]) <= MAX_DIMS and all(type(n) is int for n in args[0]):
+        elif (
+            torch is not None
+            and make is torch.Size
+            and len(args) == 1
+            and type(args[0]) is tuple
+            and len(args[0]) <= MAX_DIMS
+            and all(type(n) is int for n in args[0])
+        ):
             self.stack[-1] = torch.Size(args[0])
         else:
             raise MalformedMessage("a message may make an empty OrderedDict, a tensor reference or a torch.Size only")
 
 
-
-_Budgeted.dispatch.update({getattr(pickle, name)[0]: _metered(getattr(_Budgeted, f"load_{name.lower()}"))
-                           for name in ("GET", "BINGET", "LONG_BINGET", "SETITEMS", "SETITEM", "REDUCE")})
+_Budgeted.dispatch.update(
+    {
+        getattr(pickle, name)[0]: _metered(getattr(_Budgeted, f"load_{name.lower()}"))
+        for name in ("GET", "BINGET", "LONG_BINGET", "SETITEMS", "SETITEM", "REDUCE")
+    }
+)
 
 
 def _extents(values, what: str) -> tuple[int, ...]:
-    if type(values) is not tuple or len(values) > MAX_DIMS or \
-            not all(type(v) is int and 0 <= v <= MAX_EXTENT for v in values):
+    if (
+        type(values) is not tuple
+        or len(values) > MAX_DIMS
+        or not all(type(v) is int and 0 <= v <= MAX_EXTENT for v in values)
+    ):
         raise MalformedMessage(f"a tensor's {what} is not a tuple of at most {MAX_DIMS} non-negative integers")
     return values
 
@@ -360,9 +443,10 @@ def _resolve(obj, tensors: list[torch.Tensor], done: dict[int, tuple], depth: in
         return obj
     if kind in (dict, OrderedDict):
         done[id(obj)] = (obj, obj)
-        items = [(_resolve(k, tensors, done, depth + 1), _resolve(v, tensors, done, depth + 1))
-                 for k, v in kind.items(obj)]
-        kind.clear(obj)    # the type's own methods: a pickle may have set attributes of these names on an OrderedDict
+        items = [
+            (_resolve(k, tensors, done, depth + 1), _resolve(v, tensors, done, depth + 1)) for k, v in kind.items(obj)
+        ]
+        kind.clear(obj)  # the type's own methods: a pickle may have set attributes of these names on an OrderedDict
         kind.update(obj, items)
         return obj
     rebuilt = kind(_resolve(x, tensors, done, depth + 1) for x in obj)
@@ -386,8 +470,12 @@ def _parts(outer) -> tuple[list, list, bytes]:
     if type(outer) is not tuple or len(outer) != 4 or outer[0] != FORMAT:
         raise MalformedMessage("not a message of this format")
     _, rows, blobs, structure = outer
-    if type(rows) is not list or type(blobs) is not list or type(structure) is not bytes \
-            or not all(type(b) is bytes for b in blobs):
+    if (
+        type(rows) is not list
+        or type(blobs) is not list
+        or type(structure) is not bytes
+        or not all(type(b) is bytes for b in blobs)
+    ):
         raise MalformedMessage("not a message of this format")
     return rows, blobs, structure
 
@@ -398,8 +486,9 @@ def _tensors(rows: list, blobs: list) -> list[torch.Tensor]:
     import torch
 
     # Not resizable (frombuffer's): a view beyond its storage would be refused by torch too.
-    storages = [torch.frombuffer(bytearray(b), dtype=torch.uint8) if b else torch.empty(0, dtype=torch.uint8)
-                for b in blobs]
+    storages = [
+        torch.frombuffer(bytearray(b), dtype=torch.uint8) if b else torch.empty(0, dtype=torch.uint8) for b in blobs
+    ]
     return [_tensor(row, storages) for row in rows]
 
 
@@ -413,7 +502,7 @@ def _decode(payload: bytes):
 
 def _decode_within(payload: bytes, budget: Budget, meter: _Meter):
     rows, blobs, structure = _parts(_Budgeted(payload, {}, meter).load())
-    if sum(len(b) for b in blobs) > len(payload) or len(rows) > budget.values:   # each storage once, as written
+    if sum(len(b) for b in blobs) > len(payload) or len(rows) > budget.values:  # each storage once, as written
         raise OverBudget("its tensors' storages are larger than the message")
     tensors = _tensors(rows, blobs)
     obj = _Budgeted(structure, _PLAIN_GLOBALS, meter).load()
@@ -436,7 +525,7 @@ class _Tally:
         if self.values > self.budget.values:
             raise OverBudget(f"it holds more than {self.budget.values:,} values")
         kind = type(obj)
-        if kind is list or isinstance(obj, tuple):   # torch.Size is a tuple
+        if kind is list or isinstance(obj, tuple):  # torch.Size is a tuple
             self._within(depth)
             for item in obj:
                 self.count(item, depth + 1)
@@ -461,7 +550,7 @@ class _Tally:
     def _add(self, size: int) -> None:
         self.data += size
         if self.data > self.budget.data_bytes:
-            raise OverBudget(f"it holds more than {self.budget.data_bytes // 2 ** 20} MiB of data")
+            raise OverBudget(f"it holds more than {self.budget.data_bytes // 2**20} MiB of data")
 
 
 def send(fd: int, obj, timeout: float | None = None) -> None:
@@ -488,7 +577,7 @@ def nonblocking(fd: int) -> int:
     return fd
 
 
-WATCH_EVERY = 0.5   # seconds between two calls of a receive's `watch` while it waits
+WATCH_EVERY = 0.5  # seconds between two calls of a receive's `watch` while it waits
 
 
 def _read_exactly(fd: int, n: int, deadline: float | None, watch=None) -> bytes:

@@ -1,5 +1,6 @@
 """Toy models used by both sides of the sandbox: the grader computes expected values with them, the
 worker runs student code on them. Built only from plain data (a table of log-probabilities)."""
+
 from __future__ import annotations
 
 import itertools
@@ -7,7 +8,6 @@ import itertools
 import torch
 
 from shared.vocab import END, PAD, START
-
 
 MEMORY = 3  # the model remembers the sum of the tokens it emitted, modulo MEMORY
 
@@ -67,12 +67,12 @@ def sequence_log_prob(table: torch.Tensor, context: int, tokens: list[int]) -> f
 def ranked_sequences(table: torch.Tensor, context: int, max_len: int) -> list[tuple[float, tuple[int, ...]]]:
     """Every distinct sequence of max_len tokens (PAD after END) with its log-probability, best first."""
     vocab = table.shape[-1]
-    seen = {}
-    for seq in itertools.product(range(END, vocab), repeat=max_len):
-        seq = list(seq)
+    seen: dict[tuple[int, ...], None] = {}
+    for drawn in itertools.product(range(END, vocab), repeat=max_len):
+        seq = list(drawn)
         if END in seq:
             i = seq.index(END)
-            seq = seq[:i + 1] + [PAD] * (max_len - i - 1)
+            seq = seq[: i + 1] + [PAD] * (max_len - i - 1)
         seen[tuple(seq)] = None
     scored = [(sequence_log_prob(table, context, list(s)), s) for s in seen]
     return sorted(scored, key=lambda x: -x[0])
@@ -84,7 +84,7 @@ def greedy_sequence(table: torch.Tensor, context: int, max_len: int) -> list[int
     steps = table.shape[1]
     tokens, prev, memory = [], START, 0
     for t in range(max_len):
-        if prev in (END, PAD):   # finished: PAD from the step after END on
+        if prev in (END, PAD):  # finished: PAD from the step after END on
             tokens.append(PAD)
             prev = PAD
             continue
@@ -99,17 +99,20 @@ def toy_caption_weights(seed: int, vocab: int, steps: int, grid: int) -> dict[st
     """The three float64 tables of a ToyCaptioner: "word" (vocab, vocab), "position" (steps, vocab) and
     "image" (grid, vocab), grid = L * D, standard normal x 2 so the log-probabilities differ visibly."""
     g = torch.Generator().manual_seed(seed)
-    return {name: torch.randn(*shape, generator=g, dtype=torch.float64) * 2
-            for name, shape in (("word", (vocab, vocab)), ("position", (steps, vocab)), ("image", (grid, vocab)))}
+    return {
+        name: torch.randn(*shape, generator=g, dtype=torch.float64) * 2
+        for name, shape in (("word", (vocab, vocab)), ("position", (steps, vocab)), ("image", (grid, vocab)))
+    }
 
 
-def toy_caption_logits(weights: dict[str, torch.Tensor], features: torch.Tensor,
-                       captions: torch.Tensor) -> torch.Tensor:
+def toy_caption_logits(
+    weights: dict[str, torch.Tensor], features: torch.Tensor, captions: torch.Tensor
+) -> torch.Tensor:
     """Teacher-forced logits (N, T-1, V) of the toy captioner, in float64: word[previous word] + position[t] +
     (flattened features) @ image. Each pair's logits depend on its own image, its previous word and the step."""
     inputs = captions[:, :-1]
     image = features.to(torch.float64).flatten(1) @ weights["image"]
-    return weights["word"][inputs] + weights["position"][:inputs.shape[1]] + image[:, None, :]
+    return weights["word"][inputs] + weights["position"][: inputs.shape[1]] + image[:, None, :]
 
 
 class ToyCaptioner(torch.nn.Module):
@@ -119,8 +122,9 @@ class ToyCaptioner(torch.nn.Module):
 
     def __init__(self, weights: dict[str, torch.Tensor]):
         super().__init__()
-        self.tables = torch.nn.ParameterDict({k: torch.nn.Parameter(v.clone(), requires_grad=False)
-                                              for k, v in weights.items()})
+        self.tables = torch.nn.ParameterDict(
+            {k: torch.nn.Parameter(v.clone(), requires_grad=False) for k, v in weights.items()}
+        )
         self.calls: list[int] = []
 
     def forward(self, features: torch.Tensor, captions: torch.Tensor) -> torch.Tensor:

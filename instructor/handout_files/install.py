@@ -11,6 +11,7 @@ blocks it, a mirror only), torch comes from the index pip is configured with ins
 rest, from requirements.txt beside this file. pip's own output is shown only when it fails (its last lines).
 Environment: TORCH_CPU_INDEX (default https://download.pytorch.org/whl/cpu).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,7 +30,7 @@ except ImportError:  # pip carries its own copy
 
 HERE = Path(__file__).resolve().parent
 TORCH_CPU_INDEX = os.environ.get("TORCH_CPU_INDEX", "https://download.pytorch.org/whl/cpu")
-PROBE_SECONDS = 5   # how long the CPU index may take to answer before torch comes from pip's configured index
+PROBE_SECONDS = 5  # how long the CPU index may take to answer before torch comes from pip's configured index
 
 
 def requirements(path: Path = HERE / "requirements.txt") -> list[Requirement]:
@@ -62,8 +63,10 @@ def plan(wanted: list[Requirement]) -> tuple[list[list[str]], list[str]]:
         if version is None:
             missing.append(requirement)
         elif not requirement.specifier.contains(version, prereleases=True):
-            notes.append(f"{requirement.name} {version} is installed; the assignment was tested with "
-                         f"{requirement.name}{requirement.specifier}: if something fails, upgrade it")
+            notes.append(
+                f"{requirement.name} {version} is installed; the assignment was tested with "
+                f"{requirement.name}{requirement.specifier}: if something fails, upgrade it"
+            )
         else:
             notes.append(f"{requirement.name} {version} is installed")
     torch = [r for r in missing if r.name == "torch"]
@@ -81,14 +84,14 @@ def reachable(index: str, seconds: float = PROBE_SECONDS) -> bool:
     try:
         with urllib.request.urlopen(index.rstrip("/") + "/torch/", timeout=seconds):
             return True
-    except (OSError, ValueError):   # refused, timed out, no route, no such host, a malformed URL
+    except (OSError, ValueError):  # refused, timed out, no route, no such host, a malformed URL
         return False
 
 
 def without_cpu_index(command: list[str]) -> list[str]:
     """`command` with its `--index-url TORCH_CPU_INDEX` left out: pip then uses the index it is configured with."""
     at = command.index("--index-url")
-    return command[:at] + command[at + 2:]
+    return command[:at] + command[at + 2 :]
 
 
 def run_pip(command: list[str]) -> str | None:
@@ -108,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     commands, notes = plan(requirements())
     for note in notes:
-        if "upgrade" in note:   # an older release than the one tested with; the rest need no line each
+        if "upgrade" in note:  # an older release than the one tested with; the rest need no line each
             print(note)
     if not commands:
         print("install: everything the assignment needs is installed")
@@ -117,8 +120,9 @@ def main(argv: list[str] | None = None) -> int:
         if "--index-url" in command and not reachable(TORCH_CPU_INDEX):
             print(f"install: {TORCH_CPU_INDEX} does not answer; torch comes from pip's configured index instead")
             command = without_cpu_index(command)
-        names = " ".join(arg for arg in command[command.index("install") + 1:] if not arg.startswith("-")
-                         and arg != TORCH_CPU_INDEX)
+        names = " ".join(
+            arg for arg in command[command.index("install") + 1 :] if not arg.startswith("-") and arg != TORCH_CPU_INDEX
+        )
         if args.dry_run:
             print("would run: " + shlex.join(command))
             continue

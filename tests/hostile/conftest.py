@@ -1,4 +1,5 @@
 """The hostile suite measures the sandbox's own limits: it runs them unscaled (see tests/conftest.py)."""
+
 import dataclasses
 
 import pytest

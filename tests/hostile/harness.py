@@ -15,6 +15,7 @@ the kit's file named inside it. `<name>.hostile` becomes `<name>`: files that wo
 conftest.py that pytest would load while collecting this folder, a torch.py shadowing torch) stay inert in
 the kit and take their real names only in the submission folder.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -29,8 +30,8 @@ from pathlib import Path
 
 from autograder.grader.context import hidden_seed
 from autograder.grader.engine import CheckResult, GradeOptions, GradeReport, grade
-from autograder.grader.results import gradescope_results
 from autograder.grader.isolation import detect
+from autograder.grader.results import gradescope_results
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBMISSIONS = Path(__file__).resolve().parent / "submissions"
@@ -40,12 +41,27 @@ MARKER_LINE = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$", re.MULTILINE)
 # Files an attack could damage, whose content is compared before and after every grade (files that rarely
 # change, so that an edit made in the kit while the suite runs is not taken for an attack), and the folders
 # searched for any file the sandbox user owns (it may create or own nothing in the kit).
-KEY_FILES = ("autograder/grader/hidden/seed.json", "autograder/grader/rubric.schema.json", "autograder/worker/protocol.py",
-             "autograder/public/staging.py", "solutions/__init__.py", "shared/vocab.py")
+KEY_FILES = (
+    "autograder/grader/hidden/seed.json",
+    "autograder/grader/rubric.schema.json",
+    "autograder/worker/protocol.py",
+    "autograder/public/staging.py",
+    "solutions/__init__.py",
+    "shared/vocab.py",
+)
 KIT_FOLDERS = ("autograder", "solutions", "shared", "assignments", "instructor", "tests", "docs")
 # The environment a worker starts with (autograder.public.client.Worker._environment).
-WORKER_ENVIRONMENT = {"PATH", "HOME", "TMPDIR", "LANG", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                      "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED", "CUDA_VISIBLE_DEVICES"}
+WORKER_ENVIRONMENT = {
+    "PATH",
+    "HOME",
+    "TMPDIR",
+    "LANG",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "PYTHONDONTWRITEBYTECODE",
+    "PYTHONHASHSEED",
+    "CUDA_VISIBLE_DEVICES",
+}
 
 
 # -- building submissions --------------------------------------------------------------------------------
@@ -114,14 +130,15 @@ def drop_dir(parent: Path) -> Path:
 
 # -- grading ---------------------------------------------------------------------------------------------
 
+
 @dataclass
 class Graded:
     report: GradeReport
     seconds: float
     folder: Path
-    live_after: list[int] = field(default_factory=list)       # sandbox-user processes alive after grade()
-    changed: list[str] = field(default_factory=list)          # key files of the kit that changed, and files
-                                                              # of the kit the sandbox user owns
+    live_after: list[int] = field(default_factory=list)  # sandbox-user processes alive after grade()
+    changed: list[str] = field(default_factory=list)  # key files of the kit that changed, and files
+    # of the kit the sandbox user owns
 
     def results(self, part: str | None = None) -> list[CheckResult]:
         return [r for r in self.report.results if part is None or r.part == part]
@@ -146,12 +163,20 @@ class Graded:
         return value
 
     def describe(self) -> str:
-        return "\n".join(f"  {r.part}/{r.name}: {r.score:g}/{r.max_score:g} {r.output[:300]!r}"
-                         for r in self.report.results)
+        return "\n".join(
+            f"  {r.part}/{r.name}: {r.score:g}/{r.max_score:g} {r.output[:300]!r}" for r in self.report.results
+        )
 
 
-def run_grade(folder: Path, parts: tuple[str, ...], *, public_only: bool = True, training: str = "with",
-              grader_cases: bool = True, **kwargs) -> Graded:
+def run_grade(
+    folder: Path,
+    parts: tuple[str, ...],
+    *,
+    public_only: bool = True,
+    training: str = "with",
+    grader_cases: bool = True,
+    **kwargs,
+) -> Graded:
     """grade() the submission (engine.GradeOptions of these parts and choices; kwargs go to grade), timing it and
     noting what it left behind."""
     before = snapshot()
@@ -159,8 +184,9 @@ def run_grade(folder: Path, parts: tuple[str, ...], *, public_only: bool = True,
     options = GradeOptions(parts=parts, public_only=public_only, training=training, grader_cases=grader_cases)
     report = grade(folder, options, **kwargs)
     seconds = time.monotonic() - started
-    graded = Graded(report, seconds, Path(folder), live_after=[p for p, state, _ in sandbox_processes()
-                                                                if state != "Z"])
+    graded = Graded(
+        report, seconds, Path(folder), live_after=[p for p, state, _ in sandbox_processes() if state != "Z"]
+    )
     after = snapshot()
     graded.changed = [name for name in KEY_FILES if before.get(name) != after.get(name)] + owned_in_kit()
     reap_orphans()
@@ -168,8 +194,9 @@ def run_grade(folder: Path, parts: tuple[str, ...], *, public_only: bool = True,
 
 
 def snapshot() -> dict[str, str]:
-    return {name: hashlib.sha256((ROOT / name).read_bytes()).hexdigest() for name in KEY_FILES
-            if (ROOT / name).exists()}
+    return {
+        name: hashlib.sha256((ROOT / name).read_bytes()).hexdigest() for name in KEY_FILES if (ROOT / name).exists()
+    }
 
 
 def owned_in_kit() -> list[str]:
@@ -192,6 +219,7 @@ def owned_in_kit() -> list[str]:
 
 # -- the sandbox user's processes --------------------------------------------------------------------------
 
+
 def sandbox_uid() -> int | None:
     """The uid this process's grader runs workers as (None without the user switch). Only this uid is scanned:
     other graders on the machine hold other sandbox users (captionkit-sandbox-N) and run their own workers."""
@@ -208,8 +236,9 @@ def sandbox_processes(uid: int | None = None) -> list[tuple[int, str, int]]:
         if not entry.isdigit():
             continue
         try:
-            fields = dict(line.split(":", 1) for line in Path(f"/proc/{entry}/status").read_text().splitlines()
-                          if ":" in line)
+            fields = dict(
+                line.split(":", 1) for line in Path(f"/proc/{entry}/status").read_text().splitlines() if ":" in line
+            )
         except OSError:
             continue
         if int(fields["Uid"].split()[0]) == uid:
@@ -244,6 +273,7 @@ def reap_orphans() -> None:
 
 
 # -- what students see -------------------------------------------------------------------------------------
+
 
 def visible_texts(graded: Graded) -> list[str]:
     """Every field a student can see: each check's name, description and output, and results.json as a whole."""
@@ -287,8 +317,8 @@ def hidden_output_allowed(r: CheckResult) -> bool:
         r"the worker sent a malformed start-up message",
         r"the worker did not start( in time| \([^\n]*\))",
         re.escape(f"{r.part}.py") + r" (could not be imported(: [\s\S]*)?|is missing from the submission|is a "
-                                    r"symbolic link; submit the file itself|is not a regular file|"
-                                    r"is \d+ bytes; the limit is \d+)",
+        r"symbolic link; submit the file itself|is not a regular file|"
+        r"is \d+ bytes; the limit is \d+)",
         re.escape("the grader could not run this check (an error on the grader's side; tell the course staff)"),
     )
     return any(re.fullmatch(p, r.output) for p in patterns)
@@ -302,8 +332,11 @@ def leaks(graded: Graded) -> list[str]:
     problems += [f"the hidden seed in {t[:200]!r}" for t in texts if seed.search(t)]
     everything = "\n".join(texts)
     problems += [f"a reference line: {line!r}" for line in reference_lines(graded.folder) if line in everything]
-    problems += [f"hidden check {r.part}/{r.name} shows {r.output[:300]!r}" for r in graded.results()
-                 if r.visibility == "hidden" and not hidden_output_allowed(r)]
+    problems += [
+        f"hidden check {r.part}/{r.name} shows {r.output[:300]!r}"
+        for r in graded.results()
+        if r.visibility == "hidden" and not hidden_output_allowed(r)
+    ]
     return problems
 
 

@@ -1,6 +1,7 @@
 """Spliced into hostile submissions at `# @@RUNTIME_NAMES@@` (harness.build): sys.modules and a caller's frame reached
 by names built at run time. The grader's source scan reads only the names a module's text holds; a student who knows
 the scan writes them so, and the sandbox behind it must hold on its own (docs/security.md, A64)."""
+
 import os as _os_for_names
 
 

@@ -8,6 +8,7 @@ grading process: nothing the module does when it runs can switch it off. These t
 real grader, check the scan against a catalogue of ways to turn data into a reference, and check that it flags no
 reference module and no variant of the parts with a ban.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -21,7 +22,7 @@ from tests.hostile.harness import ROOT, assert_contained, build, run_grade
 from tests.hostile.test_hostile import BOUND, PARITY
 from tests.meta.variants import all_variants
 
-BANNED_PARTS = ("attention", "show_and_tell", "stylenet")   # the parts with a recipe that bans an op
+BANNED_PARTS = ("attention", "show_and_tell", "stylenet")  # the parts with a recipe that bans an op
 SCANNED = "your code raised ForbiddenOpError: your module's source uses "
 RUN_TIME = "which counts as a use: the grader cannot read what it reaches"
 
@@ -34,14 +35,22 @@ def adopt_orphans():
     harness.reap_orphans()
 
 
-@pytest.mark.parametrize("row, part, parity", [
-    pytest.param("A22_banned_op_runtime_names", "attention", PARITY, id="A22_banned_op_runtime_names"),
-    pytest.param("A22_banned_op_runtime_names_in_a_thread", "attention", PARITY,
-                 id="A22_banned_op_runtime_names_in_a_thread"),
-    pytest.param("A22_banned_cell_runtime_names", "show_and_tell", "relu_rnn_step_matches_rnn_cell",
-                 id="A22_banned_cell_runtime_names"),
-    pytest.param("A22_banned_op_through_doctest", "attention", PARITY, id="A22_banned_op_through_doctest"),
-])
+@pytest.mark.parametrize(
+    "row, part, parity",
+    [
+        pytest.param("A22_banned_op_runtime_names", "attention", PARITY, id="A22_banned_op_runtime_names"),
+        pytest.param(
+            "A22_banned_op_runtime_names_in_a_thread", "attention", PARITY, id="A22_banned_op_runtime_names_in_a_thread"
+        ),
+        pytest.param(
+            "A22_banned_cell_runtime_names",
+            "show_and_tell",
+            "relu_rnn_step_matches_rnn_cell",
+            id="A22_banned_cell_runtime_names",
+        ),
+        pytest.param("A22_banned_op_through_doctest", "attention", PARITY, id="A22_banned_op_through_doctest"),
+    ],
+)
 def test_A22_names_built_at_run_time_earn_no_parity_points_and_are_flagged(row, part, parity, tmp_path):
     graded = run_grade(build(row, tmp_path / "sub"), (part,))
     assert_contained(graded, within=BOUND)
@@ -192,9 +201,12 @@ def test_A22_torch_s_other_attention_ops_are_refused(call):
 
     q = torch.randn(1, 1, 2, 4)
     eye = torch.eye(4)
-    calls = {"flex": lambda: flex_attention.flex_attention(q, q, q),
-             "native multi-head attention": lambda: torch._native_multi_head_attention(
-                 q[0], q[0], q[0], 4, 1, eye.repeat(3, 1), torch.zeros(12), eye, torch.zeros(4))}
+    calls = {
+        "flex": lambda: flex_attention.flex_attention(q, q, q),
+        "native multi-head attention": lambda: torch._native_multi_head_attention(
+            q[0], q[0], q[0], 4, 1, eye.repeat(3, 1), torch.zeros(12), eye, torch.zeros(4)
+        ),
+    }
     with forbid("sdpa"), pytest.raises(ForbiddenOpError):
         calls[call]()
 
@@ -205,17 +217,24 @@ def test_A55_a_module_that_patches_a_recipe_earns_nothing_and_is_flagged(tmp_pat
     reaches into the grader's worker, and the staff view flags it."""
     graded = run_grade(build("A55_recipe_patched_from_the_module", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND)
-    assert graded.report.results and all(not r.passed for r in graded.report.results), \
-        [r.name for r in graded.report.results if r.passed]
+    assert graded.report.results and all(not r.passed for r in graded.report.results), [
+        r.name for r in graded.report.results if r.passed
+    ]
     public = [r for r in graded.report.results if r.visibility == "public"]
-    assert public and all("your module's source uses the grader's worker (line 5 names autograder)" in r.output
-                          for r in public), public[0].output
+    assert public and all(
+        "your module's source uses the grader's worker (line 5 names autograder)" in r.output for r in public
+    ), public[0].output
     header = staff_text(graded.report, "A55").split("\n\n", 1)[0]
     assert f"{FLAG}bleu: the module's source uses " in header, header
 
 
-@pytest.mark.parametrize("name, reach", [("A64_registry_through_sys_by_another_name", "line 8 names sys.modules"),
-                                         ("A64_recipe_globals_through_a_caller_s_frame", "line 17 names f_globals")])
+@pytest.mark.parametrize(
+    "name, reach",
+    [
+        ("A64_registry_through_sys_by_another_name", "line 8 names sys.modules"),
+        ("A64_recipe_globals_through_a_caller_s_frame", "line 17 names f_globals"),
+    ],
+)
 def test_A64_a_module_that_reaches_a_recipe_without_naming_the_grader_earns_nothing(tmp_path, name, reach):
     """A55 without naming the grader. Each bleu.py computes BLEU right but changes its inputs, and makes the "inputs
     unchanged" recipe report them unchanged: one imports sys's registry of loaded modules as `from sys import
@@ -225,31 +244,55 @@ def test_A64_a_module_that_reaches_a_recipe_without_naming_the_grader_earns_noth
     anything."""
     graded = run_grade(build(name, tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND)
-    assert graded.report.results and all(not r.passed for r in graded.report.results), \
-        [r.name for r in graded.report.results if r.passed]
+    assert graded.report.results and all(not r.passed for r in graded.report.results), [
+        r.name for r in graded.report.results if r.passed
+    ]
     public = [r for r in graded.report.results if r.visibility == "public"]
-    assert public and all(f"your module's source uses the grader's worker ({reach})" in r.output
-                          for r in public), public[0].output
+    assert public and all(f"your module's source uses the grader's worker ({reach})" in r.output for r in public), (
+        public[0].output
+    )
 
 
-@pytest.mark.parametrize("code", ["from autograder.worker.recipes import bleu", "import autograder",
-                                  "f.__code__ = g.__code__", "g = f.__globals__", "import importlib",
-                                  "import gc", "import sys\nm = sys.modules['x']", "name = 'autograder.worker'",
-                                  # sys's registry of loaded modules by any other spelling (the eighth review)
-                                  "from sys import modules", "import sys as s\nm = s.modules['x']",
-                                  "m = torch.sys.modules['x']", "import sys\nm = getattr(sys, name)",
-                                  "import sys\nd = vars(sys)", "import sys\nf = sys._getframe(1)",
-                                  # a caller's frame holds the recipe's globals
-                                  "g = e.__traceback__.tb_frame.f_back.f_globals", "import inspect",
-                                  "import traceback\nframes = traceback.walk_stack(None)"])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from autograder.worker.recipes import bleu",
+        "import autograder",
+        "f.__code__ = g.__code__",
+        "g = f.__globals__",
+        "import importlib",
+        "import gc",
+        "import sys\nm = sys.modules['x']",
+        "name = 'autograder.worker'",
+        # sys's registry of loaded modules by any other spelling (the eighth review)
+        "from sys import modules",
+        "import sys as s\nm = s.modules['x']",
+        "m = torch.sys.modules['x']",
+        "import sys\nm = getattr(sys, name)",
+        "import sys\nd = vars(sys)",
+        "import sys\nf = sys._getframe(1)",
+        # a caller's frame holds the recipe's globals
+        "g = e.__traceback__.tb_frame.f_back.f_globals",
+        "import inspect",
+        "import traceback\nframes = traceback.walk_stack(None)",
+    ],
+)
 def test_A55_the_scan_for_every_part_names_the_grader_s_worker_and_function_internals(code):
     assert grader_reach(code) is not None, code
 
 
-@pytest.mark.parametrize("code", ["for m in self.modules():\n    pass", "import sys\nsys.stdout.write('x')",
-                                  "import sys as s\nprint(s.float_info.eps, file=s.stderr)", "from sys import maxsize",
-                                  "import traceback\ntraceback.print_exc()",
-                                  "raise ValueError('the autograder expects (N, T)')", "from shared.vocab import END"])
+@pytest.mark.parametrize(
+    "code",
+    [
+        "for m in self.modules():\n    pass",
+        "import sys\nsys.stdout.write('x')",
+        "import sys as s\nprint(s.float_info.eps, file=s.stderr)",
+        "from sys import maxsize",
+        "import traceback\ntraceback.print_exc()",
+        "raise ValueError('the autograder expects (N, T)')",
+        "from shared.vocab import END",
+    ],
+)
 def test_A55_the_scan_for_every_part_passes_ordinary_code(code):
     assert grader_reach(code) is None, code
 
@@ -263,7 +306,7 @@ def test_A55_no_reference_and_no_variant_reaches_the_grader_s_worker(part):
 
 # -- a source the grader's parser cannot read -------------------------------------------------------------------
 
-NESTED_PAST_THE_PARSER = "_x = " + "-" * 20_000 + "1\n"   # MemoryError in ast.parse on Python 3.11
+NESTED_PAST_THE_PARSER = "_x = " + "-" * 20_000 + "1\n"  # MemoryError in ast.parse on Python 3.11
 
 
 def test_a_source_nested_past_the_parser_costs_its_part_and_no_grader_error(tmp_path):

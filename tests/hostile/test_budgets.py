@@ -2,6 +2,7 @@
 the pipe and huge as a tree is refused within its budget; a batch ends a submission whose grading outlasts its
 watchdog and grades the rest, inline, in a pool and on a dask cluster; a submission that cannot be read gets a
 results.json with 0 and the reason, on Gradescope and in a batch."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,6 +25,7 @@ OVER_BUDGET = "sent a reply over the grader's budget: it holds a list, tuple or 
 
 
 # -- A50: a reply that unfolds ------------------------------------------------------------------------------------
+
 
 def test_A50_a_reply_huge_as_a_tree_is_refused_within_its_budget(tmp_path):
     """The worker answers the grader's call with 476 bytes that unfold into 8 ** 19 numbers (lists that share the list
@@ -82,8 +84,11 @@ def test_a_batch_stops_a_grade_past_its_watchdog_and_grades_the_rest(tmp_path, j
     assert_stopped_and_the_rest_graded(out, rows, started)
 
 
-def test_a_cluster_batch_stops_a_grade_past_its_watchdog_and_grades_the_rest(tmp_path, cluster,  # noqa: F811
-                                                                             long_start_up):
+def test_a_cluster_batch_stops_a_grade_past_its_watchdog_and_grades_the_rest(
+    tmp_path,
+    cluster,  # noqa: F811
+    long_start_up,
+):
     address, _ = cluster
     submissions, out = stalling_class(tmp_path / "submissions"), tmp_path / "out"
     started = time.monotonic()
@@ -93,11 +98,14 @@ def test_a_cluster_batch_stops_a_grade_past_its_watchdog_and_grades_the_rest(tmp
 
 # -- A51: a submission that cannot be read ------------------------------------------------------------------------
 
+
 def unreadable_zips() -> dict[str, dict[str, bytes]]:
     """Zips whose extraction fails in the file system: a name that is a file and a folder, a 300-character name."""
     reference = (ROOT / "solutions" / "bleu.py").read_bytes()
-    return {"file_and_folder": {"x": b"a file", "x/bleu.py": reference},
-            "long_name": {"a" * 300 + "/bleu.py": reference, "bleu.py": reference}}
+    return {
+        "file_and_folder": {"x": b"a file", "x/bleu.py": reference},
+        "long_name": {"a" * 300 + "/bleu.py": reference, "bleu.py": reference},
+    }
 
 
 def write_zip(path: Path, entries: dict[str, bytes]) -> Path:

@@ -7,6 +7,7 @@ counted against a classmate's disk limit).
 Each test grades with the real grader (harness.run_grade) and asserts the row's outcome and what every row keeps
 (harness.assert_contained).
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -70,6 +71,7 @@ def leftovers(pattern: str) -> list[str]:
 
 # -- A44: the disk ---------------------------------------------------------------------------------------------
 
+
 @pytest.mark.caps
 @pytest.mark.parametrize("folder", ["TMPDIR", "/tmp"])
 def test_A44_what_the_worker_writes_is_bounded(tmp_path, folder):
@@ -79,16 +81,17 @@ def test_A44_what_the_worker_writes_is_bounded(tmp_path, folder):
     assert_contained(graded, within=BOUND)
     output = graded.result(FIRST).output
     limit = limits.WORKER_DISK_BYTES
-    if "PROBE" in output:   # a write failed (the private tmpfs is full): the worker saw the bound itself
+    if "PROBE" in output:  # a write failed (the private tmpfs is full): the worker saw the bound itself
         found = graded.probe(FIRST)
         assert found["written"] <= limit and found["error"] is not None, found
-    else:                   # the watchdog ended the worker
+    else:  # the watchdog ended the worker
         assert output.startswith("the worker's files took more than its disk limit"), output
-        assert f"{limit / 2 ** 20:.0f} MiB" in output, output
+        assert f"{limit / 2**20:.0f} MiB" in output, output
     assert not leftovers("captionkit-A44-"), "the flood's files were left behind"
 
 
 # -- A45: another checkout of the kit ---------------------------------------------------------------------------
+
 
 def checkout_copy(target: Path) -> Path:
     """A second checkout of this kit in `target`: every tracked file, as it is in this working tree, with a
@@ -107,12 +110,16 @@ def checkout_copy(target: Path) -> Path:
 
 
 @pytest.mark.caps
-@pytest.mark.xfail(landlock.abi() == 0, strict=True, reason="this kernel has no Landlock: a checkout that was not set "
-                   "up by bootstrap.sh or setup.sh keeps its permissions (docs/security.md, A45)")
+@pytest.mark.xfail(
+    landlock.abi() == 0,
+    strict=True,
+    reason="this kernel has no Landlock: a checkout that was not set "
+    "up by bootstrap.sh or setup.sh keeps its permissions (docs/security.md, A45)",
+)
 def test_A45_another_checkout_on_the_machine_is_unreadable(tmp_path, open_folder):
     user_switch("keeping another checkout from the worker")
     clone = checkout_copy(open_folder / "captionkit")
-    assert (clone / "autograder/grader/hidden/seed.json").stat().st_mode & stat.S_IROTH   # open, as a clone is
+    assert (clone / "autograder/grader/hidden/seed.json").stat().st_mode & stat.S_IROTH  # open, as a clone is
     graded = run_grade(build("A45_other_checkout", tmp_path / "sub", CLONE=clone), ("bleu",))
     assert_contained(graded, within=BOUND)
     found = graded.probe(FIRST)
@@ -122,7 +129,10 @@ def test_A45_another_checkout_on_the_machine_is_unreadable(tmp_path, open_folder
 def test_A45_without_landlock_the_worker_says_so_and_the_note_names_file_permissions(monkeypatch):
     """The path of a kernel without Landlock (this one has it, ABI > 0, or the test above is an expected failure)."""
     monkeypatch.setattr(landlock, "abi", lambda: 0)
-    assert landlock.restrict({"/usr": landlock.READ}) == "no Landlock in this kernel: reads limited by file permissions only"
+    assert (
+        landlock.restrict({"/usr": landlock.READ})
+        == "no Landlock in this kernel: reads limited by file permissions only"
+    )
     assert "reads: file permissions only (this kernel has no Landlock)" in isolation.confinement_note(False, True)
 
 
@@ -134,13 +144,15 @@ def test_A45_installing_a_checkout_makes_its_hidden_folders_root_only(open_folde
     for script in ("scripts/bootstrap.sh", "autograder/grader/templates/setup.sh"):
         assert "-m autograder.grader.isolation" in (ROOT / script).read_text(), script
     clone = checkout_copy(open_folder / "captionkit")
-    subprocess.run([sys.executable, "-m", "autograder.grader.isolation"], cwd=clone, check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "autograder.grader.isolation"], cwd=clone, check=True, stdout=subprocess.DEVNULL
+    )
     for folder in ("solutions", "autograder/grader/hidden"):
         assert stat.S_IMODE((clone / folder).stat().st_mode) == 0o700, folder
 
 
 # -- A46: message queues and sockets ----------------------------------------------------------------------------
+
 
 def _libc():
     libc = ctypes.CDLL(None, use_errno=True)
@@ -184,8 +196,9 @@ def test_A46_no_queue_survives_and_no_socket_reaches_outside(tmp_path, open_fold
     os.chmod(path, 0o777)
     on_disk.listen(8)
     try:
-        graded = run_grade(build("A46_ipc_and_sockets", tmp_path / "sub", QUEUE=f"/{tag}", ABSTRACT=tag,
-                                 SOCKET=path), ("bleu",))
+        graded = run_grade(
+            build("A46_ipc_and_sockets", tmp_path / "sub", QUEUE=f"/{tag}", ABSTRACT=tag, SOCKET=path), ("bleu",)
+        )
         reached = {"abstract": accepted(abstract), "file": accepted(on_disk)}
     finally:
         abstract.close()
@@ -209,24 +222,46 @@ def test_A46_the_sweep_removes_the_sandbox_user_s_message_queues(tmp_path):
     tag = f"/captionkit-A46-sweep-{os.getpid()}"
     mounted = tmp_path / "mqueue"
     mounted.mkdir()
-    make = (f"import ctypes, os; libc = ctypes.CDLL(None); libc.mq_open.restype = ctypes.c_int; "
-            f"assert libc.mq_open({tag.encode()!r}, os.O_CREAT | os.O_RDWR, 0o600, None) >= 0")
-    script = (f"import json, os, subprocess, sys\n"
-              f"from autograder.grader.isolation import Sandbox, sweep\n"
-              f"subprocess.run(['setpriv', '--reuid={isolation.uid}', '--regid={isolation.gid}', '--clear-groups', "
-              f"sys.executable, '-c', {make!r}], check=True)\n"
-              f"before = os.listdir({str(mounted)!r})\n"
-              f"sweep(Sandbox('user', {isolation.uid}, {isolation.gid}))\n"
-              f"print(json.dumps({{'before': before, 'after': os.listdir({str(mounted)!r})}}))\n")
-    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                           f"mount -t mqueue mqueue {mounted} && exec \"$@\"", "sh", sys.executable, "-c", script],
-                          cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+    make = (
+        f"import ctypes, os; libc = ctypes.CDLL(None); libc.mq_open.restype = ctypes.c_int; "
+        f"assert libc.mq_open({tag.encode()!r}, os.O_CREAT | os.O_RDWR, 0o600, None) >= 0"
+    )
+    script = (
+        f"import json, os, subprocess, sys\n"
+        f"from autograder.grader.isolation import Sandbox, sweep\n"
+        f"subprocess.run(['setpriv', '--reuid={isolation.uid}', '--regid={isolation.gid}', '--clear-groups', "
+        f"sys.executable, '-c', {make!r}], check=True)\n"
+        f"before = os.listdir({str(mounted)!r})\n"
+        f"sweep(Sandbox('user', {isolation.uid}, {isolation.gid}))\n"
+        f"print(json.dumps({{'before': before, 'after': os.listdir({str(mounted)!r})}}))\n"
+    )
+    done = subprocess.run(
+        [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            f'mount -t mqueue mqueue {mounted} && exec "$@"',
+            "sh",
+            sys.executable,
+            "-c",
+            script,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout
     listed = json.loads(done.stdout.splitlines()[-1])
     assert tag.lstrip("/") in listed["before"] and tag.lstrip("/") not in listed["after"], listed
 
 
 # -- A53, A54: a world-writable folder under /tmp that the sandbox user does not own ---------------------------
+
 
 @pytest.fixture
 def shared_drop(open_folder, monkeypatch):
@@ -247,7 +282,7 @@ def test_the_search_for_writable_folders_is_reused_and_looked_into(open_folder, 
     one it found is found at once, one made inside another user's folder at the next walk."""
     from autograder.public.client import disk
 
-    uid = 65534   # nobody: owns none of these folders
+    uid = 65534  # nobody: owns none of these folders
     roots = (str(open_folder),)
     writable = open_folder / "writable"
     writable.mkdir()
@@ -258,10 +293,10 @@ def test_the_search_for_writable_folders_is_reused_and_looked_into(open_folder, 
     inside_other.mkdir(parents=True)
     os.chmod(inside_writable, 0o777)
     os.chmod(inside_other, 0o777)
-    assert str(inside_writable) in disk.writable_folders(uid, roots)      # looked into every call
-    assert str(inside_other) not in disk.writable_folders(uid, roots)     # the walk is reused
+    assert str(inside_writable) in disk.writable_folders(uid, roots)  # looked into every call
+    assert str(inside_other) not in disk.writable_folders(uid, roots)  # the walk is reused
     monkeypatch.setattr(disk, "SEARCH_REUSED_SECONDS", 0.0)
-    assert str(inside_other) in disk.writable_folders(uid, roots)         # a new walk finds it
+    assert str(inside_other) in disk.writable_folders(uid, roots)  # a new walk finds it
 
 
 def test_one_walk_serves_every_sandbox_user(open_folder, monkeypatch):
@@ -357,12 +392,26 @@ def test_A53_A54_the_sweep_removes_the_sandbox_user_s_files_in_shared_folders(sh
     nested.mkdir()
     os.chmod(nested, 0o777)
     (shared_drop / "root-file").write_text("kept")
-    make = ("import os, sys\n"
-            "for folder in sys.argv[1:]:\n"
-            "    open(os.path.join(folder, 'left'), 'w').close()\n"
-            "    os.makedirs(os.path.join(folder, 'tree', 'a', 'b'))\n")
-    subprocess.run(["setpriv", f"--reuid={isolation.uid}", f"--regid={isolation.gid}", "--clear-groups",
-                    sys.executable, "-c", make, str(shared_drop), str(nested)], check=True)
+    make = (
+        "import os, sys\n"
+        "for folder in sys.argv[1:]:\n"
+        "    open(os.path.join(folder, 'left'), 'w').close()\n"
+        "    os.makedirs(os.path.join(folder, 'tree', 'a', 'b'))\n"
+    )
+    subprocess.run(
+        [
+            "setpriv",
+            f"--reuid={isolation.uid}",
+            f"--regid={isolation.gid}",
+            "--clear-groups",
+            sys.executable,
+            "-c",
+            make,
+            str(shared_drop),
+            str(nested),
+        ],
+        check=True,
+    )
     assert {"left", "tree"} <= set(os.listdir(nested))
     isolation.sweep()
     assert sorted(os.listdir(shared_drop)) == ["open", "root-file"], os.listdir(shared_drop)
@@ -374,18 +423,19 @@ def test_A54_the_disk_watchdog_counts_only_what_changed_since_the_worker_started
     own; one it writes, or an old one it changes, is."""
     user_switch("telling the worker's files in /tmp from the grader's")
     from autograder.public.client.disk import disk_usage
+
     uid = detect().uid
     old = [shared_drop / f"old-{i}" for i in range(3)]
     for path in old:
         path.write_bytes(b"x" * 8192)
         os.chown(path, uid, -1)
-    time.sleep(0.05)   # past the file system's clock grain
+    time.sleep(0.05)  # past the file system's clock grain
     own = tmp_path / "work"
     own.mkdir()
-    since = os.stat(own).st_ctime_ns   # as Worker._start takes it
+    since = os.stat(own).st_ctime_ns  # as Worker._start takes it
     time.sleep(0.05)
     assert disk_usage(uid, own, [str(shared_drop)], since) == (0, 0)
-    assert disk_usage(uid, own, [str(shared_drop)])[1] == 3        # without a start, every file of the user
+    assert disk_usage(uid, own, [str(shared_drop)])[1] == 3  # without a start, every file of the user
     new = shared_drop / "new"
     new.write_bytes(b"x" * 8192)
     os.chown(new, uid, -1)
@@ -395,6 +445,7 @@ def test_A54_the_disk_watchdog_counts_only_what_changed_since_the_worker_started
 
 
 # -- A56: folders nested past what a recursive clean-up or a walk by path can reach ----------------------------
+
 
 @pytest.mark.caps
 @pytest.mark.parametrize("folder", ["/dev/shm", "TMPDIR"])
@@ -415,10 +466,10 @@ def test_A56_folders_nested_thousands_deep_cost_a_classmate_nothing(tmp_path, fo
     assert_contained(after, within=BOUND)
     output = hostile.result(FIRST).output
     if "PROBE" in output and folder == "/dev/shm" and not detect().private_tmp and landlock.abi():
-        assert hostile.probe(FIRST)["error"] == "PermissionError", output   # no right in the machine's (A61)
-    elif "PROBE" in output:   # the worker finished its tree before the watchdog looked
+        assert hostile.probe(FIRST)["error"] == "PermissionError", output  # no right in the machine's (A61)
+    elif "PROBE" in output:  # the worker finished its tree before the watchdog looked
         assert hostile.probe(FIRST)["made"] > 100, output
-    else:                   # the disk watchdog found a folder deeper than it looks and ended the worker
+    else:  # the disk watchdog found a folder deeper than it looks and ended the worker
         assert output == f"the worker's folders nest more than {limits.WORKER_FOLDER_DEPTH} levels deep", output
     assert alone.full_marks("bleu"), alone.describe()
     assert after.total("bleu") == alone.total("bleu"), after.describe()
@@ -433,8 +484,10 @@ def test_A56_gradescope_writes_results_after_a_grade_that_nested_folders_in_its_
     (root / "results").mkdir()
     gradescope.run(root)
     results = json.loads((root / "results" / "results.json").read_text())
-    assert results.get("tests"), results           # the grade's own results, not the placeholder of a failed run
-    assert any(t["name"].startswith("3.") or "bleu" in t["name"].lower() for t in results["tests"]), results["tests"][:3]
+    assert results.get("tests"), results  # the grade's own results, not the placeholder of a failed run
+    assert any(t["name"].startswith("3.") or "bleu" in t["name"].lower() for t in results["tests"]), results["tests"][
+        :3
+    ]
 
 
 def test_A56_removing_and_walking_a_tree_past_path_max(tmp_path):
@@ -463,7 +516,7 @@ def test_A56_removing_and_walking_a_tree_past_path_max(tmp_path):
         disk.remove_tree(top)
         assert not top.exists()
         assert (outside / "kept").read_text() == "kept"
-    finally:   # whatever failed above: pytest's own clean-up of old runs recurses once a level and would fail on it
+    finally:  # whatever failed above: pytest's own clean-up of old runs recurses once a level and would fail on it
         subprocess.run(["rm", "-rf", "--", str(top)], check=False)
     # A shallow tree is walked whole and counted: every file and folder
     shallow = tmp_path / "shallow"
@@ -504,6 +557,7 @@ def grade_folder():
         yield scratch
     finally:
         from autograder.public.client import remove_tree
+
         remove_tree(scratch)
 
 
@@ -517,15 +571,14 @@ def test_A60_no_relay_through_access_times_from_a_worker_holding_hidden_data(tmp
     if not records_access_times(grade_folder):
         pytest.skip("this machine's file system records no access times: the relay has no medium here")
     folder = build("A60_access_time_relay", tmp_path / "sub", CARRIERS=str(grade_folder / "carriers"))
-    graded = run_grade(folder, ("attention", "decoding"), public_only=False, training="without",
-                       scratch=grade_folder)
+    graded = run_grade(folder, ("attention", "decoding"), public_only=False, training="without", scratch=grade_folder)
     assert_contained(graded, within=3 * BOUND)
     shown = graded.results("decoding")[0].output
     assert "RELAY" in shown, shown
     relayed = json.loads(shown.split("RELAY", 1)[1].strip())
     assert relayed["hidden"] == "", f"a worker holding a reference spelled {relayed['hidden']!r} into a public message"
     assert graded.result("with_coords_keeps_dtype_and_features_on_larger_grids").passed, "no hidden check ran"
-    expected = "" if detect().private_tmp else "PUBLIC"   # the private mount namespace sees every mount noatime
+    expected = "" if detect().private_tmp else "PUBLIC"  # the private mount namespace sees every mount noatime
     assert relayed["public"] == expected, relayed
 
 

@@ -13,6 +13,7 @@ another part too (Part 2, decoding, from the reference) where the attack could r
 Part 4 (attention) where the attack needs tensors or a banned op. Timeouts are shortened (per-call limit 3 s,
 start-up limit 5 s) to keep the suite quick: the mechanism is the same at any length.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -37,17 +38,17 @@ import torch
 from autograder.grader import grades_table
 from autograder.grader import rubric as rubric_mod
 from autograder.grader.context import GradingContext, hidden_seed
+from autograder.grader.isolation import detect
 from autograder.grader.results import gradescope_results, write_json_atomic
 from autograder.public import client, limits
-from autograder.worker import confine, landlock, protocol
 from autograder.public.client import Limits
-from autograder.grader.isolation import detect
+from autograder.worker import confine, landlock, protocol
 from tests.hostile import harness
 from tests.hostile.harness import ROOT, assert_contained, build, run_grade
 
-FIRST = "ngram_counts_is_the_counter_of_ngrams"              # the first public bleu check: where probes report
+FIRST = "ngram_counts_is_the_counter_of_ngrams"  # the first public bleu check: where probes report
 CLIPPED = "clipped_counts_clip_at_the_most_in_one_reference"
-WORKED = "corpus_bleu_reproduces_the_worked_examples"        # the check that sends "the cat is on the mat"
+WORKED = "corpus_bleu_reproduces_the_worked_examples"  # the check that sends "the cat is on the mat"
 SELF = "bleu_of_a_corpus_against_itself_is_one"
 TIES = "closest_length_ties_go_to_the_shorter_reference"
 # the public checks whose cases include the lecture's "the cat is on the mat" (the self-corpus identity's anchor is
@@ -55,14 +56,17 @@ TIES = "closest_length_ties_go_to_the_shorter_reference"
 SENDS_THE_CAT = (WORKED, SELF, TIES)
 CORPUS = (WORKED, "bleu_of_a_corpus_against_itself_is_one", "brevity_penalty_uses_the_closest_reference_lengths")
 # every public bleu check that calls corpus_bleu: a broken corpus_bleu fails them all
-CALLS_CORPUS_BLEU = (*CORPUS, "closest_length_ties_go_to_the_shorter_reference",
-                     "bleu_is_zero_when_a_precision_is_zero_or_c_is_zero")
-UNCHANGED = "bleu_functions_leave_their_inputs_unchanged"    # a hidden bleu check without hypothesis: one call
+CALLS_CORPUS_BLEU = (
+    *CORPUS,
+    "closest_length_ties_go_to_the_shorter_reference",
+    "bleu_is_zero_when_a_precision_is_zero_or_c_is_zero",
+)
+UNCHANGED = "bleu_functions_leave_their_inputs_unchanged"  # a hidden bleu check without hypothesis: one call
 PARITY = "attend_matches_scaled_dot_product_attention"
 GRADER_ERROR = "the grader could not run this check (an error on the grader's side; tell the course staff)"
 CALL_TIMEOUT = 3.0
 STARTUP_TIMEOUT = 5.0
-BOUND = 90.0              # seconds for grading one part's public checks, however hostile (start-ups included)
+BOUND = 90.0  # seconds for grading one part's public checks, however hostile (start-ups included)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -106,8 +110,7 @@ def test_the_grader_isolates_its_workers_as_the_run_requires():
     isolation = detect()
     if not REQUIRED_MODE:
         pytest.skip(f"no isolation mode required (CAPTIONKIT_REQUIRE_ISOLATION unset); this machine: {isolation.note}")
-    assert isolation.mode == REQUIRED_MODE, (
-        f"CAPTIONKIT_REQUIRE_ISOLATION={REQUIRED_MODE}, but {isolation.note}")
+    assert isolation.mode == REQUIRED_MODE, f"CAPTIONKIT_REQUIRE_ISOLATION={REQUIRED_MODE}, but {isolation.note}"
 
 
 @contextlib.contextmanager
@@ -143,6 +146,7 @@ def rubric_subset(part: str, keep):
         rubric = real(*args, **kwargs)
         rubric[part] = {name: e for name, e in rubric[part].items() if keep(name, e)}
         return rubric
+
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(rubric_mod, "load", load)
         yield
@@ -172,6 +176,7 @@ def passed(graded, *names) -> bool:
 
 # =========================================================================== faults (honest mistakes)
 
+
 def test_F1_syntax_error_costs_only_its_part(tmp_path):
     graded = run_grade(build("F1_syntax_error", tmp_path / "sub", also=("decoding",)), ("bleu", "decoding"))
     assert_contained(graded, within=2 * BOUND)
@@ -181,10 +186,14 @@ def test_F1_syntax_error_costs_only_its_part(tmp_path):
     assert graded.full_marks("decoding"), graded.describe()
 
 
-@pytest.mark.parametrize("row, message", [
-    ("F2_missing_package", "bleu.py could not be imported: ModuleNotFoundError: No module named 'tensorflow'"),
-    ("F2_wrong_file_name", "bleu.py is missing from the submission"),
-], ids=["F2_missing_package", "F2_wrong_file_name"])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        ("F2_missing_package", "bleu.py could not be imported: ModuleNotFoundError: No module named 'tensorflow'"),
+        ("F2_wrong_file_name", "bleu.py is missing from the submission"),
+    ],
+    ids=["F2_missing_package", "F2_wrong_file_name"],
+)
 def test_F2_environment_mismatch_is_named(row, message, tmp_path):
     graded = run_grade(build(row, tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND)
@@ -199,7 +208,8 @@ def test_F3_missing_function_and_wrong_signature(tmp_path):
     assert graded.result(CLIPPED).output.startswith("your code raised TypeError: clipped_counts() takes 2")
     for name in CORPUS:
         assert graded.result(name).output.startswith(
-            "your code raised AttributeError: module 'bleu' has no attribute 'corpus_bleu'"), name
+            "your code raised AttributeError: module 'bleu' has no attribute 'corpus_bleu'"
+        ), name
     assert graded.total("bleu") == points("bleu", CLIPPED, *CALLS_CORPUS_BLEU)
 
 
@@ -208,7 +218,7 @@ def test_F4_exception_message_shows_in_public_checks_only(tmp_path):
         graded = run_grade(build("F4_exception_with_inputs", tmp_path / "sub"), ("bleu",), public_only=False)
     assert_contained(graded, within=BOUND)
     public = graded.result(WORKED).output
-    assert public.startswith("your code raised ValueError: LEAK<<"), public      # a public case: all shown
+    assert public.startswith("your code raised ValueError: LEAK<<"), public  # a public case: all shown
     assert 'File "bleu.py", line' in public and "Traceback" not in public
     assert not re.search(r"autograder|worker\.py|recipes|/tmp/", public), public  # the student's frames only
     assert len(public) <= 4000
@@ -261,6 +271,7 @@ def test_F8_part_time_limit_also_bounds_worker_restarts(tmp_path, monkeypatch):
     def counting_start(self):
         starts.append(time.monotonic())
         return real_start(self)
+
     monkeypatch.setattr(client.Worker, "_start", counting_start)
     # reached while the first worker starts (it never ends)
     monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, part=0.5))
@@ -285,10 +296,10 @@ def f10(tmp_path_factory):
     machine should not be asked to move)."""
     folder = build("F10_memory_blowup", tmp_path_factory.mktemp("F10") / "sub", also=("decoding",))
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(protocol, "MAX_MESSAGE", 4 * 2 ** 20)
+        mp.setattr(protocol, "MAX_MESSAGE", 4 * 2**20)
         try:
             return run_grade(folder, ("bleu", "decoding"))
-        finally:   # swept with the sandbox user's files; removed here too where there is no sandbox user
+        finally:  # swept with the sandbox user's files; removed here too where there is no sandbox user
             for path in Path("/dev/shm").glob("captionkit-hostile-F10-*"):
                 path.unlink(missing_ok=True)
 
@@ -297,16 +308,20 @@ def f10(tmp_path_factory):
 def test_F10_memory_blowup_and_oversized_result(f10):
     assert_contained(f10, within=2 * BOUND)
     assert f10.result(FIRST).output == "sent an unreadable reply (MessageTooLarge)"
-    assert f10.result(CLIPPED).output.startswith("your code raised MemoryError: PROBE")   # 20 GB under RLIMIT_AS
+    assert f10.result(CLIPPED).output.startswith("your code raised MemoryError: PROBE")  # 20 GB under RLIMIT_AS
     assert passed(f10, *CORPUS)
     assert f10.total("bleu") == points("bleu", FIRST, CLIPPED)
     assert f10.full_marks("decoding"), f10.describe()
 
 
 @pytest.mark.caps
-@pytest.mark.xfail(not detect().private_tmp and not landlock.abi(), strict=True, reason="no mount namespace here (no "
-                   "CAP_SYS_ADMIN, or not root) and no Landlock, so the worker writes in the machine's /dev/shm: files "
-                   "are capped one by one and counted by the memory watchdog (docs/security.md, F10)")
+@pytest.mark.xfail(
+    not detect().private_tmp and not landlock.abi(),
+    strict=True,
+    reason="no mount namespace here (no "
+    "CAP_SYS_ADMIN, or not root) and no Landlock, so the worker writes in the machine's /dev/shm: files "
+    "are capped one by one and counted by the memory watchdog (docs/security.md, F10)",
+)
 def test_F10_files_in_shared_memory_are_capped(f10):
     shm_bytes = f10.probe(CLIPPED)["shm_bytes"]
     assert shm_bytes <= 4 * Limits().file_bytes, f"the worker wrote {shm_bytes >> 20} MiB to /dev/shm"
@@ -319,7 +334,7 @@ def test_F11_output_flood_is_capped_and_the_part_still_graded(tmp_path, tmp_publ
     assert graded.full_marks("bleu"), graded.describe()
     printed = (scratch / "bleu" / "output.txt").stat().st_size
     assert printed <= Limits().file_bytes, f"{printed} bytes of output kept"
-    assert all(len(r.output) < 100 for r in graded.results())                     # "passed": nothing printed
+    assert all(len(r.output) < 100 for r in graded.results())  # "passed": nothing printed
 
 
 def test_F12_hard_crashes_are_reported_and_the_rest_graded(tmp_path):
@@ -335,9 +350,10 @@ def test_F13_input_mutation_cannot_reach_the_grader(tmp_path):
     with public_and(UNCHANGED):
         graded = run_grade(build("F13_input_mutation", tmp_path / "sub"), ("bleu",), public_only=False)
     assert_contained(graded, within=BOUND)
-    assert passed(graded, *CORPUS)                       # the grader's copies of the inputs were not emptied
-    assert graded.result(UNCHANGED).output.startswith("failed: corpus_bleu, clipped_counts and ngram_counts do not "
-                                                      "modify the captions")
+    assert passed(graded, *CORPUS)  # the grader's copies of the inputs were not emptied
+    assert graded.result(UNCHANGED).output.startswith(
+        "failed: corpus_bleu, clipped_counts and ngram_counts do not modify the captions"
+    )
     assert graded.total("bleu") == points("bleu", UNCHANGED, hidden=(UNCHANGED,))
 
 
@@ -367,11 +383,12 @@ def f15(tmp_path_factory):
     folder = build("F15_heavy_import", tmp_path_factory.mktemp("F15") / "sub", also=("decoding",))
     real_start = client.Worker._start
 
-    def start(self):      # a short start-up limit for the hostile part only
+    def start(self):  # a short start-up limit for the hostile part only
         limits.LIMITS = dataclasses.replace(limits.LIMITS, startup=STARTUP_TIMEOUT if self.module == "bleu" else 60.0)
         return real_start(self)
+
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(limits, "LIMITS", limits.LIMITS)     # restored afterwards
+        mp.setattr(limits, "LIMITS", limits.LIMITS)  # restored afterwards
         mp.setattr(client.Worker, "_start", start)
         return run_grade(folder, ("bleu", "decoding"))
 
@@ -379,12 +396,13 @@ def f15(tmp_path_factory):
 def test_F15_an_import_that_never_ends_costs_only_its_part(f15):
     assert_contained(f15, within=2 * BOUND + STARTUP_TIMEOUT)
     for r in f15.results("bleu"):
-        assert r.output == "the worker did not start in time", r.output     # no path of the grader
+        assert r.output == "the worker did not start in time", r.output  # no path of the grader
     assert f15.total("bleu")[0] == 0
     assert f15.full_marks("decoding"), f15.describe()
 
 
 # =========================================================================== attacks
+
 
 def test_A1_writes_to_results_and_grader_files_fail(tmp_path, private):
     user_switch("A1 (writing where only root may)")
@@ -403,7 +421,7 @@ def test_A1_writes_to_results_and_grader_files_fail(tmp_path, private):
     assert not (ROOT / "autograder" / "hostile-A1.json").exists()
     assert not (ROOT / "autograder" / "grader" / "hidden" / "hostile-A1.json").exists()
     assert graded.total("bleu") == points("bleu", FIRST) and graded.full_marks("decoding"), graded.describe()
-    write_json_atomic(gradescope_results(graded.report), results)      # the grader writes last, after the sweep
+    write_json_atomic(gradescope_results(graded.report), results)  # the grader writes last, after the sweep
     bleu_score, decoding_score = points("bleu", FIRST)[0], points("decoding")[0]
     assert json.loads(results.read_text())["score"] == graded.report.score == bleu_score + decoding_score
 
@@ -421,10 +439,14 @@ def _first_lines(graded) -> set[str]:
     return {re.sub(r" \(Channel\w+\)$| \[.*\]$", "", r.output.split("\n")[0]) for r in graded.results()}
 
 
-@pytest.mark.parametrize("row, expected", [
-    ("A3_exit_at_import", {"bleu.py could not be imported: SystemExit: 0"}),
-    ("A3_hard_exit_at_import", {"the worker did not start"}),
-], ids=["A3_exit_at_import", "A3_hard_exit_at_import"])
+@pytest.mark.parametrize(
+    "row, expected",
+    [
+        ("A3_exit_at_import", {"bleu.py could not be imported: SystemExit: 0"}),
+        ("A3_hard_exit_at_import", {"the worker did not start"}),
+    ],
+    ids=["A3_exit_at_import", "A3_hard_exit_at_import"],
+)
 def test_A3_exiting_at_import_earns_nothing(row, expected, tmp_path):
     graded = run_grade(build(row, tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND)
@@ -459,16 +481,21 @@ def test_A4_test_framework_exceptions_just_fail_the_check(tmp_path):
     assert graded.result(CLIPPED).output.startswith("your code raised KeyboardInterrupt")
     for name in CORPUS:
         assert graded.result(name).output.startswith("your code raised Exception"), name
-    assert graded.report.score == 0                    # and this pytest session carries on
+    assert graded.report.score == 0  # and this pytest session carries on
 
 
 def test_A5_A19_A20_only_the_visible_module_is_staged(tmp_path, tmp_public):
     folder = build("A5_shadow_modules_and_forged_pyc", tmp_path / "sub")
-    reference = tmp_path / "reference" / "bleu.py"                    # the forged .pyc: the reference, compiled
+    reference = tmp_path / "reference" / "bleu.py"  # the forged .pyc: the reference, compiled
     reference.parent.mkdir()
     shutil.copyfile(ROOT / "solutions" / "bleu.py", reference)
-    py_compile.compile(str(reference), cfile=str(folder / "__pycache__" / f"bleu.{sys.implementation.cache_tag}.pyc"),
-                       dfile="bleu.py", invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH, doraise=True)
+    py_compile.compile(
+        str(reference),
+        cfile=str(folder / "__pycache__" / f"bleu.{sys.implementation.cache_tag}.pyc"),
+        dfile="bleu.py",
+        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+        doraise=True,
+    )
     scratch = tmp_public / "grade"
     graded = run_grade(folder, ("bleu",), scratch=scratch)
     assert_contained(graded, within=BOUND)
@@ -493,13 +520,14 @@ def test_A7_introspection_finds_nothing_of_the_grader(tmp_path):
     assert_contained(graded, within=BOUND)
     found = graded.probe(FIRST)
     assert found["seed"] == 0 and found["solution_text"] == 0 and found["frame_names"] == [], found
-    assert found["modules"] == ["solutions"], found      # the empty in-memory package: no reference for Part 3
+    assert found["modules"] == ["solutions"], found  # the empty in-memory package: no reference for Part 3
 
 
 @pytest.fixture(scope="module")
 def a7_later_part(tmp_path_factory):
-    return run_grade(build("A7_introspection_attention", tmp_path_factory.mktemp("A7") / "sub"), ("attention",),
-                     public_only=False)
+    return run_grade(
+        build("A7_introspection_attention", tmp_path_factory.mktemp("A7") / "sub"), ("attention",), public_only=False
+    )
 
 
 def test_A7_introspection_in_a_later_part_finds_no_reference_source(a7_later_part):
@@ -515,7 +543,7 @@ def test_A7_a_public_check_s_worker_holds_no_reference_module(a7_later_part):
     whose feedback is shown after the due date and names no more than the exception's kind and the student's line."""
     assert a7_later_part.probe(PARITY)["modules"] == [], a7_later_part.probe(PARITY)
     trained = a7_later_part.result(TRAINED_ATTENTION)
-    start = trained.staff_note.find("PROBE")   # the staff's view: the hidden check's worker does hold them
+    start = trained.staff_note.find("PROBE")  # the staff's view: the hidden check's worker does hold them
     assert start >= 0, trained.staff_note[:500]
     held = json.JSONDecoder().raw_decode(trained.staff_note, start + len("PROBE"))[0]["modules"]
     assert held == ["solutions.decoding", "solutions.show_and_tell"], held
@@ -533,8 +561,10 @@ def test_A7_a_hidden_check_s_worker_cannot_show_what_it_holds(tmp_path):
     for graded in (failing, ending):
         assert_contained(graded, within=BOUND)
         assert all(r.passed for r in graded.report.results if r.visibility == "public"), graded.describe()
-    staff = {"import": "\n".join(r.staff_note for r in failing.report.results if r.visibility == "hidden"),
-             "exit": "\n".join(r.staff_note for r in ending.report.results if r.visibility == "hidden")}
+    staff = {
+        "import": "\n".join(r.staff_note for r in failing.report.results if r.visibility == "hidden"),
+        "exit": "\n".join(r.staff_note for r in ending.report.results if r.visibility == "hidden"),
+    }
     assert "LEAKsolutions.decoding,solutions.show_and_tell" in staff["import"], staff["import"][:1000]
     assert "status 77" in staff["exit"] and "SIGUSR2" in staff["exit"], staff["exit"][:1000]
     for graded in (failing, ending):
@@ -542,8 +572,9 @@ def test_A7_a_hidden_check_s_worker_cannot_show_what_it_holds(tmp_path):
             if r.visibility == "hidden":
                 assert not any(leak in r.output for leak in ("LEAK", "solutions", "77", "SIGUSR2")), (r.name, r.output)
     assert not any(r.passed for r in failing.report.results if r.visibility == "hidden"), failing.describe()
-    assert {r.output for r in failing.report.results if r.visibility == "hidden"} == \
-        {"lstm_a.py could not be imported"}, failing.describe()
+    assert {r.output for r in failing.report.results if r.visibility == "hidden"} == {
+        "lstm_a.py could not be imported"
+    }, failing.describe()
 
 
 def test_A8_lying_objects_are_graded_by_their_values(tmp_path):
@@ -566,7 +597,6 @@ def test_A9_a_tensor_subclass_arrives_as_a_plain_tensor(tmp_path):
     assert graded.total("bleu") == points("bleu", FIRST)
 
 
-
 def test_A38_a_fake_torch_in_sys_modules_costs_only_its_own_part(tmp_path):
     """Part 3's worker imports no torch and asks sys.modules whether anything has: a module registered as torch by the
     student's code reaches the worker's seeding and its replies, and so fails every call of its own part, nothing
@@ -576,6 +606,7 @@ def test_A38_a_fake_torch_in_sys_modules_costs_only_its_own_part(tmp_path):
     assert "seeding refused" in graded.result(FIRST).output, graded.result(FIRST).output
     assert graded.total("bleu")[0] == 0
     assert graded.full_marks("decoding")
+
 
 def test_A10_hidden_files_are_unreadable(tmp_path):
     user_switch("A10 (reading root-only files)")
@@ -591,24 +622,42 @@ def test_A10_hidden_seed_cannot_be_read_off_shared_file_names(tmp_path, tmp_publ
     encoder = importlib.import_module("shared.encoder")
     training_checks = importlib.import_module("autograder.grader.training")
 
-    def scenes(n, seed, max_objects=2, keep_images=True):     # the data's shape without drawing 6400 scenes
-        return SimpleNamespace(images=torch.zeros(n, 1), attributes=torch.zeros(n, 7), tokens=torch.zeros(n, 2),
-                               targets=["a red circle"] * n)
+    def scenes(n, seed, max_objects=2, keep_images=True):  # the data's shape without drawing 6400 scenes
+        return SimpleNamespace(
+            images=torch.zeros(n, 1),
+            attributes=torch.zeros(n, 7),
+            tokens=torch.zeros(n, 2),
+            targets=["a red circle"] * n,
+        )
+
     monkeypatch.setenv("CAPTIONKIT_CACHE", str(tmp_path / "cache"))
     monkeypatch.setattr(encoder, "make_scenes", scenes)
     monkeypatch.setattr(encoder, "pretrain_encoder", lambda s, n: (None, SimpleNamespace(cpu_seconds=0.0)))
-    monkeypatch.setattr(encoder, "encode_scenes", lambda net, images: (torch.zeros(len(images), 1, 1),
-                                                                       torch.zeros(len(images), 7)))
+    monkeypatch.setattr(
+        encoder, "encode_scenes", lambda net, images: (torch.zeros(len(images), 1, 1), torch.zeros(len(images), 7))
+    )
     scratch = tmp_public / "grade"
     ctx = GradingContext(scratch=scratch / "grader", shared=scratch / "shared")
-    training_checks.share_split(ctx)                          # what a training check of Part 1 leaves there
+    training_checks.share_split(ctx)  # what a training check of Part 1 leaves there
     graded = run_grade(build("A10_seed_from_shared_names", tmp_path / "sub"), ("bleu",), scratch=scratch, ctx=ctx)
     names = graded.probe(FIRST)["shared"]
 
-    def digest(seed: int, threads: int) -> str:               # the attacker's side: shared/encoder.py is public
-        key = json.dumps(dict(v=1, train_seed=seed, test_seed=seed + 1, n_train=6000, n_test=400, max_objects=2,
-                              torch=torch.__version__, threads=threads), sort_keys=True)
+    def digest(seed: int, threads: int) -> str:  # the attacker's side: shared/encoder.py is public
+        key = json.dumps(
+            dict(
+                v=1,
+                train_seed=seed,
+                test_seed=seed + 1,
+                n_train=6000,
+                n_test=400,
+                max_objects=2,
+                torch=torch.__version__,
+                threads=threads,
+            ),
+            sort_keys=True,
+        )
         return hashlib.sha256(key.encode()).hexdigest()[:16]
+
     revealing = {f"grids-{digest(hidden_seed(), t)}.pt" for t in range(1, 65)} & set(names)
     assert not revealing, f"the worker listed {sorted(names)}; {sorted(revealing)} is a hash of the hidden seed"
 
@@ -641,10 +690,10 @@ def test_A14_pickled_payloads_never_run_in_the_grader(tmp_path, private):
     graded = run_grade(build("A14_malicious_reduce", tmp_path / "sub", PRIVATE=private), ("bleu",))
     assert_contained(graded, within=BOUND)
     assert not (private / "A14-executed").exists()
-    refused = "sent an unreadable reply (UnpicklingError)"          # refused by the parent's safe loader
+    refused = "sent an unreadable reply (UnpicklingError)"  # refused by the parent's safe loader
     # An exception object never crosses: the worker formats it (type as its nearest built-in) into plain text.
     assert graded.result(CLIPPED).output.startswith("your code raised Exception: HOSTILE-A14")
-    ngram = graded.result(FIRST).output                                # or made a plain str by the worker
+    ngram = graded.result(FIRST).output  # or made a plain str by the worker
     assert ngram == refused or ngram.startswith("ngram_counts: "), ngram
     assert graded.total("bleu") == points("bleu", FIRST, CLIPPED)
 
@@ -654,23 +703,33 @@ def test_A15_timeout_evasion_is_killed_from_outside(tmp_path, monkeypatch):
     graded = run_grade(build("A15_timeout_evasion", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND + CALL_TIMEOUT)
     assert graded.result(WORKED).output == f"timed out after {CALL_TIMEOUT:.0f} s"
-    assert graded.total("bleu") == points("bleu", WORKED), graded.describe()   # the next check got a fresh worker
+    assert graded.total("bleu") == points("bleu", WORKED), graded.describe()  # the next check got a fresh worker
 
 
-A22_REFUSED = "your code raised ForbiddenOpError: F.scaled_dot_product_attention is the reference this check " \
-              "compares against"
+A22_REFUSED = (
+    "your code raised ForbiddenOpError: F.scaled_dot_product_attention is the reference this check compares against"
+)
 
 
-@pytest.mark.parametrize("row, message", [
-    pytest.param("A22_banned_reference_op", A22_REFUSED, id="A22_banned_reference_op"),
-    pytest.param("A22_banned_op_alias", "your code raised ForbiddenOpError: your module holds the reference this "
-                 "check compares against", id="A22_banned_op_alias"),
-    pytest.param("A22_banned_op_in_a_container", A22_REFUSED, id="A22_banned_op_in_a_container"),
-    pytest.param("A22_banned_op_through_torch_ops", A22_REFUSED, id="A22_banned_op_through_torch_ops"),
-    pytest.param("A22_banned_op_with_torch_functions_disabled", "your code raised ForbiddenOpError: your module's "
-                 "source uses F.scaled_dot_product_attention or the grader's ban of it (line ",   # names the line
-                 id="A22_banned_op_with_torch_functions_disabled"),
-])
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        pytest.param("A22_banned_reference_op", A22_REFUSED, id="A22_banned_reference_op"),
+        pytest.param(
+            "A22_banned_op_alias",
+            "your code raised ForbiddenOpError: your module holds the reference this check compares against",
+            id="A22_banned_op_alias",
+        ),
+        pytest.param("A22_banned_op_in_a_container", A22_REFUSED, id="A22_banned_op_in_a_container"),
+        pytest.param("A22_banned_op_through_torch_ops", A22_REFUSED, id="A22_banned_op_through_torch_ops"),
+        pytest.param(
+            "A22_banned_op_with_torch_functions_disabled",
+            "your code raised ForbiddenOpError: your module's "
+            "source uses F.scaled_dot_product_attention or the grader's ban of it (line ",  # names the line
+            id="A22_banned_op_with_torch_functions_disabled",
+        ),
+    ],
+)
 def test_A22_the_banned_reference_op_earns_no_parity_points(row, message, tmp_path):
     graded = run_grade(build(row, tmp_path / "sub"), ("attention",))
     assert_contained(graded, within=BOUND)
@@ -709,20 +768,27 @@ CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 def test_A25_exception_messages_are_capped_in_feedback(a25):
     assert a25.seconds <= BOUND and not a25.live_after and not a25.changed
     out = a25.result(FIRST).output
-    assert out.startswith('your code raised ValueError: =HYPERLINK(') and len(out) <= 4000, len(out)
+    assert out.startswith("your code raised ValueError: =HYPERLINK(") and len(out) <= 4000, len(out)
 
 
 def test_A25_feedback_is_small_and_plain(a25):
     for r in a25.results():
         assert len(r.output) <= 4000 and not CONTROL.search(r.output), (r.name, len(r.output))
-    assert len(json.dumps(gradescope_results(a25.report))) < 2 ** 20
+    assert len(json.dumps(gradescope_results(a25.report))) < 2**20
 
 
 def test_A25_grades_csv_cells_are_inert(tmp_path):
     hostile = '=HYPERLINK("http://example.invalid","x")'
-    rows = [{"id": hostile, "name": "@SUM(1+1)*cmd|' /C calc'!A0", "bleu": 3.0, "total": 3.0,
-             "status": "-2+3\x1b[2J\x00" + "x" * 10_000},
-            {"id": "\t=1+1", "name": "+cmd", "status": "\r=1+1"}]
+    rows = [
+        {
+            "id": hostile,
+            "name": "@SUM(1+1)*cmd|' /C calc'!A0",
+            "bleu": 3.0,
+            "total": 3.0,
+            "status": "-2+3\x1b[2J\x00" + "x" * 10_000,
+        },
+        {"id": "\t=1+1", "name": "+cmd", "status": "\r=1+1"},
+    ]
     path = tmp_path / "grades.csv"
     grades_table.write_csv(rows, path)
     with open(path, newline="") as f:
@@ -747,7 +813,7 @@ def test_A18_another_submission_graded_alongside_is_unreadable(tmp_path, tmp_pub
     victim.mkdir()
     (victim / "bleu.py").write_text((ROOT / "solutions" / "bleu.py").read_text() + "\n# HOSTILE-VICTIM-MARKER\n")
     victim_scratch = tmp_public / "captionkit-grade-victim"
-    run_grade(victim, ("bleu",), scratch=victim_scratch)     # its staging stays: as mid-run in another grader
+    run_grade(victim, ("bleu",), scratch=victim_scratch)  # its staging stays: as mid-run in another grader
     graded = run_grade(build("A18_read_other_submissions", tmp_path / "sub", VICTIM=victim_scratch), ("bleu",))
     assert_contained(graded, within=BOUND)
     assert graded.probe(FIRST)["read"] == "PermissionError", graded.probe(FIRST)
@@ -759,8 +825,13 @@ def a18(tmp_path_factory):
     uid = harness.sandbox_uid()
     with public_tmp("captionkit-hostile-A18-") as tmp:
         private = harness.private_dir(tmp / "private")
-        folder = build("A18_damage_and_leftovers", tmp_path_factory.mktemp("A18") / "sub", also=("decoding",),
-                       PRIVATE=private, REPO=ROOT)
+        folder = build(
+            "A18_damage_and_leftovers",
+            tmp_path_factory.mktemp("A18") / "sub",
+            also=("decoding",),
+            PRIVATE=private,
+            REPO=ROOT,
+        )
         try:
             graded = run_grade(folder, ("bleu", "decoding"))
             yield graded, private, uid
@@ -789,7 +860,7 @@ def _remove_leftovers(uid: int) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     ipc = _ipc_objects(uid)
     for shmid in ipc["shm"]:
-        libc.shmctl(shmid, 0, None)       # IPC_RMID
+        libc.shmctl(shmid, 0, None)  # IPC_RMID
     for msqid in ipc["msg"]:
         libc.msgctl(msqid, 0, None)
     for folder in ("/tmp", "/var/tmp", "/dev/shm", "/run/lock"):
@@ -799,14 +870,14 @@ def _remove_leftovers(uid: int) -> None:
 
 
 @pytest.mark.caps
-@pytest.mark.xdist_group("hostile-a18")   # one grade of A18: two would see each other's leftovers
+@pytest.mark.xdist_group("hostile-a18")  # one grade of A18: two would see each other's leftovers
 def test_A18_damage_is_refused_and_temp_files_swept(a18):
     graded, private, _ = a18
     assert_contained(graded, within=2 * BOUND)
     found = graded.probe(FIRST)
     for key in ("rm_staged", "chmod_staging", "rm_runtime", "sentinel", "kit", "venv"):
         assert found[key] == "PermissionError", (key, found)
-    assert found["own_work"] == "ok"                                   # its own scratch is its own
+    assert found["own_work"] == "ok"  # its own scratch is its own
     assert (private / "sentinel.txt").read_text() == "sentinel"
     # With Landlock the worker has no right in the shared temporary folders (A53), nor in /dev/shm unless it is a
     # private tmpfs of its own (A61)
@@ -818,7 +889,7 @@ def test_A18_damage_is_refused_and_temp_files_swept(a18):
 
 
 @pytest.mark.caps
-@pytest.mark.xdist_group("hostile-a18")   # one grade of A18: two would see each other's leftovers
+@pytest.mark.xdist_group("hostile-a18")  # one grade of A18: two would see each other's leftovers
 def test_A18_nothing_is_left_for_the_next_submission(a18):
     graded, _, uid = a18
     found = graded.probe(FIRST)
@@ -831,9 +902,10 @@ def test_A18_nothing_is_left_for_the_next_submission(a18):
 def test_A16_leftover_daemon_thread_and_atexit_are_stopped(tmp_path, tmp_public, monkeypatch):
     user_switch("A16 (the sweep of the sandbox user's processes)")
     drop = harness.drop_dir(tmp_public)
-    monkeypatch.setenv("CAPTIONKIT_WORKER_DROP", str(drop))   # Landlock: the worker writes under /tmp nowhere else
-    graded = run_grade(build("A16_leftover_processes", tmp_path / "sub", also=("decoding",), DROP=drop),
-                       ("bleu", "decoding"))
+    monkeypatch.setenv("CAPTIONKIT_WORKER_DROP", str(drop))  # Landlock: the worker writes under /tmp nowhere else
+    graded = run_grade(
+        build("A16_leftover_processes", tmp_path / "sub", also=("decoding",), DROP=drop), ("bleu", "decoding")
+    )
     assert_contained(graded, within=2 * BOUND)
     assert graded.full_marks("bleu") and graded.full_marks("decoding"), graded.describe()
     assert (drop / "daemon-started").exists() and (drop / "thread-beat").exists(), "nothing ran: nothing tested"

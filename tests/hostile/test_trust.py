@@ -6,6 +6,7 @@ values that size the grader's allocations, the worker's privileges, and what the
 Each test grades with the real grader (harness.run_grade) and asserts the row's outcome and, where it grades, what
 every row keeps (harness.assert_contained).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,21 +26,29 @@ import torch
 
 from autograder.__main__ import main as kit
 from autograder.grader import batch, grades_table
-from autograder.grader.intake import Submission
-from autograder.grader.results import was_graded
 from autograder.grader.context import GradingContext, hidden_seed, hidden_test_secret
+from autograder.grader.intake import Submission
 from autograder.grader.isolation import detect, unprivileged
-from autograder.worker import landlock
+from autograder.grader.results import was_graded
 from autograder.public import limits
 from autograder.public.client.replies import describe_exit
+from autograder.worker import landlock
 from shared.scenes import make_scenes
 from tests.hostile import harness
 from tests.hostile.harness import ROOT, assert_contained, build, run_grade
-from tests.hostile.test_hostile import (BOUND, CALL_TIMEOUT, FIRST, PARITY, UNCHANGED, public_and, public_tmp,
-                                        user_switch)
+from tests.hostile.test_hostile import (
+    BOUND,
+    CALL_TIMEOUT,
+    FIRST,
+    PARITY,
+    UNCHANGED,
+    public_and,
+    public_tmp,
+    user_switch,
+)
 
 GRADER_ERROR = "the grader could not run this check (an error on the grader's side; tell the course staff)"
-HIDDEN_BLEU_INPUT = "a red circle above a red square"      # a hidden bleu check's hypothesis (A24, A29)
+HIDDEN_BLEU_INPUT = "a red circle above a red square"  # a hidden bleu check's hypothesis (A24, A29)
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -54,7 +63,7 @@ def adopt_orphans():
 def short_calls(monkeypatch):
     """Per-call limit of CALL_TIMEOUT seconds for the bleu checks and a check limit of 8 s for every check."""
     monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, bleu_call=CALL_TIMEOUT))
-    importlib.import_module("autograder.grader.checks").all_checks()   # every check registered
+    importlib.import_module("autograder.grader.checks").all_checks()  # every check registered
     checks = importlib.import_module("autograder.public.checks")
     for part, part_checks in checks._REGISTRY.items():
         shortened = [c if c.training else dataclasses.replace(c, timeout=8.0) for c in part_checks]
@@ -62,6 +71,7 @@ def short_calls(monkeypatch):
 
 
 # -- A26: forged and malformed messages -------------------------------------------------------------------------
+
 
 def test_A26_a_forged_start_up_message_costs_only_its_part(tmp_path):
     graded = run_grade(build("A26_forged_start_up", tmp_path / "sub", also=("decoding",)), ("bleu", "decoding"))
@@ -92,6 +102,7 @@ def test_A62_a_reply_forged_on_the_worker_s_pipe_is_the_student_s_failure(tmp_pa
 
 # -- A27: a worker that stops reading ---------------------------------------------------------------------------
 
+
 def test_A27_writes_to_a_worker_that_stops_reading_have_a_deadline(tmp_path, short_calls):
     graded = run_grade(build("A27_request_pipe_shrunk", tmp_path / "sub"), ("attention",))
     # The worker sleeps 150 s once its request pipe is full; the check's limit is 8 s. A grader that waited on the
@@ -103,6 +114,7 @@ def test_A27_writes_to_a_worker_that_stops_reading_have_a_deadline(tmp_path, sho
 
 # -- A28: hidden inputs kept for a later public check -----------------------------------------------------------
 
+
 def test_A28_public_feedback_does_not_depend_on_the_hidden_checks(tmp_path):
     folder = build("A28_hidden_inputs_kept_for_public", tmp_path / "sub")
     everything = run_grade(folder, ("decoding",), public_only=False)
@@ -111,11 +123,13 @@ def test_A28_public_feedback_does_not_depend_on_the_hidden_checks(tmp_path):
     probe = "sampling_follows_the_tempered_distribution"
     seen, seen_by_public = everything.probe(probe)["seen"], public.probe(probe)["seen"]
     assert seen == seen_by_public, f"a public check saw {seen - seen_by_public} toy models of hidden checks"
-    assert {r.name: r.output for r in everything.results() if r.visibility == "public"} == \
-           {r.name: r.output for r in public.results()}
+    assert {r.name: r.output for r in everything.results() if r.visibility == "public"} == {
+        r.name: r.output for r in public.results()
+    }
 
 
 # -- A29: rules enforced inside the worker ----------------------------------------------------------------------
+
 
 def test_A29_emptying_the_ban_tables_earns_no_parity_points(tmp_path):
     graded = run_grade(build("A29_ban_tables_emptied", tmp_path / "sub"), ("attention",))
@@ -134,6 +148,7 @@ def test_A29_a_replaced_error_reducer_shows_no_hidden_inputs(tmp_path):
 
 # -- A30: the oracles ------------------------------------------------------------------------------------------
 
+
 @pytest.mark.caps
 def test_A30_the_bleu_oracles_cannot_be_imported_by_the_worker(tmp_path):
     user_switch("A30 (packages readable by the grader only)")
@@ -148,6 +163,7 @@ def test_A30_the_bleu_oracles_cannot_be_imported_by_the_worker(tmp_path):
 
 # -- A31: a TA's batch ------------------------------------------------------------------------------------------
 
+
 def test_A31_a_batch_keeps_submissions_and_outputs_from_each_other(tmp_path):
     user_switch("A31 (reading another user's files)")
     with public_tmp("captionkit-hostile-A31-") as tmp:
@@ -159,7 +175,7 @@ def test_A31_a_batch_keeps_submissions_and_outputs_from_each_other(tmp_path):
             (submissions / "alice" / f"{part}.py").write_text((ROOT / "solutions" / f"{part}.py").read_text())
         build("A31_batch_neighbours", submissions / "zed", SUBMISSIONS=submissions, OUT=out)
         for path in [submissions, *submissions.rglob("*")]:
-            os.chmod(path, 0o755 if path.is_dir() else 0o644)       # as a TA's unpacked download usually is
+            os.chmod(path, 0o755 if path.is_dir() else 0o644)  # as a TA's unpacked download usually is
         rows = batch.run(submissions, out, jobs=1)
         assert all(was_graded(r) for r in rows) and len(rows) == 2, rows
         zed = json.loads((out / "zed" / "results.json").read_text())
@@ -176,7 +192,10 @@ def _class_folder(root: Path, entries: dict[str, str]) -> Path:
     import zipfile
 
     root.mkdir()
-    sources = {"stub": (ROOT / "assignments" / "bleu.py").read_text(), "reference": (ROOT / "solutions" / "bleu.py").read_text()}
+    sources = {
+        "stub": (ROOT / "assignments" / "bleu.py").read_text(),
+        "reference": (ROOT / "solutions" / "bleu.py").read_text(),
+    }
     for name, which in entries.items():
         if name.endswith(".zip"):
             with zipfile.ZipFile(root / name, "w") as zf:
@@ -210,13 +229,16 @@ def test_A66_two_submissions_with_one_id_are_held_back_and_say_why(tmp_path):
     """bob/ and bob.zip both have the id "bob": before, both were graded into DIR/bob/, the last one stored overwrote
     the other, and grades.csv held two rows with that one grade, without a word. Now neither is graded (which one is
     bob's is the staff's call), both rows say why, and the rest of the class is graded."""
-    root = _class_folder(tmp_path / "class", {"bob": "reference", "bob.zip": "stub", "Carol": "stub",
-                                              "carol.zip": "reference", "alice": "reference"})
+    root = _class_folder(
+        tmp_path / "class",
+        {"bob": "reference", "bob.zip": "stub", "Carol": "stub", "carol.zip": "reference", "alice": "reference"},
+    )
     rows = batch.run(root, tmp_path / "out")
     assert [r["id"] for r in rows].count("bob") == 2, rows
     held = [r for r in rows if r["id"].lower() in ("bob", "carol")]
-    assert len(held) == 4 and all(r["status"].startswith("not graded: ") and "share the id" in r["status"]
-                                  for r in held), held
+    assert len(held) == 4 and all(
+        r["status"].startswith("not graded: ") and "share the id" in r["status"] for r in held
+    ), held
     assert was_graded(next(r for r in rows if r["id"] == "alice"))
     assert not (tmp_path / "out" / "bob").exists()
 
@@ -225,13 +247,14 @@ def test_A69_a_constant_bool_tensor_earns_no_baseline_points(tmp_path):
     """update_baseline returning torch.ones(T - 1, dtype=torch.bool) whatever its inputs: compared after casting the
     expected baseline to bool it passed the public check and the hidden one (2 points of 21, in the grader's round
     too). Now a result of another dtype is compared by its values (True is 1), and both fail."""
-    graded = run_grade(build("A69_constant_bool_baseline", tmp_path / "sub"), ("reinforce",), public_only=False,
-                       training="without")
+    graded = run_grade(
+        build("A69_constant_bool_baseline", tmp_path / "sub"), ("reinforce",), public_only=False, training="without"
+    )
     assert_contained(graded, within=BOUND)
     by_name = {r.name: r for r in graded.report.results}
     for name in ("update_baseline_is_a_moving_average", "update_baseline_gives_detached_per_step_means"):
         assert not by_name[name].passed, (name, by_name[name].output)
-    assert by_name["sample_location_follows_the_weights"].passed   # the rest of the reference still earns its points
+    assert by_name["sample_location_follows_the_weights"].passed  # the rest of the reference still earns its points
 
 
 def test_A70_a_written_answer_no_codec_can_write_costs_no_classmate_anything(tmp_path):
@@ -245,7 +268,7 @@ def test_A70_a_written_answer_no_codec_can_write_costs_no_classmate_anything(tmp
     key = questions.load("bleu")[0].key
     root = _class_folder(tmp_path / "class", {"carol": "stub", "dave": "stub"})
     cell = {"cell_type": "markdown", "metadata": {"captionkit": {"answer": key}}, "source": None}
-    for name, answer in (("carol", "\ud800 unpaired"), ("dave", "ANSWER-OF-DAVE")):   # a lone surrogate: valid JSON
+    for name, answer in (("carol", "\ud800 unpaired"), ("dave", "ANSWER-OF-DAVE")):  # a lone surrogate: valid JSON
         notebook = {"cells": [{**cell, "source": [answer]}], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
         (root / name / "bleu.ipynb").write_text(json.dumps(notebook))
     out = tmp_path / "out"
@@ -276,6 +299,7 @@ def test_A71_an_earlier_results_file_that_holds_no_tests_counts_as_not_graded(tm
 
 
 # -- A32: values that size the grader's allocations -------------------------------------------------------------
+
 
 def test_A32_a_huge_token_id_is_the_student_s_failure(tmp_path):
     graded = run_grade(build("A32_huge_token_ids", tmp_path / "sub"), ("decoding",))
@@ -314,6 +338,7 @@ def test_a_grader_side_error_costs_its_part_only_and_the_results_file_is_written
         if self.part == "decoding":
             raise RuntimeError("the grader's own bug")
         return real_rest(self, *args, **kwargs)
+
     if phase == "first":
         monkeypatch.setattr(engine, "_part_grade", failing_start)
     else:
@@ -324,13 +349,15 @@ def test_a_grader_side_error_costs_its_part_only_and_the_results_file_is_written
     graded = run_grade(tmp_path / "sub", ("bleu", "decoding"))
     assert graded.full_marks("bleu"), graded.describe()
     failed = graded.results("decoding")
-    assert failed and all(r.score == 0 and r.output == GRADER_ERROR and "the grader's own bug" in r.staff_note
-                          for r in failed), graded.describe()
+    assert failed and all(
+        r.score == 0 and r.output == GRADER_ERROR and "the grader's own bug" in r.staff_note for r in failed
+    ), graded.describe()
     document = gradescope_results(graded.report)
     assert len(document["tests"]) == len(graded.results()) and json.dumps(document), document
 
 
 # -- A33: the worker's privileges -------------------------------------------------------------------------------
+
 
 @pytest.mark.caps
 def test_A33_the_worker_has_no_privileges_and_cannot_make_namespaces_or_sockets(tmp_path):
@@ -348,13 +375,15 @@ def test_A33_the_worker_has_no_privileges_and_cannot_make_namespaces_or_sockets(
 
 # -- A10 (hidden data): caches and the test split --------------------------------------------------------------
 
+
 def _tiny_data(monkeypatch, cache: Path) -> None:
     """The hidden data's shape without pretraining an encoder (the captions are drawn for real)."""
     encoder = importlib.import_module("shared.encoder")
     monkeypatch.setenv("CAPTIONKIT_CACHE", str(cache))
     monkeypatch.setattr(encoder, "pretrain_encoder", lambda s, n: (None, SimpleNamespace(cpu_seconds=0.0)))
-    monkeypatch.setattr(encoder, "encode_scenes", lambda net, images: (torch.zeros(len(images), 1, 1),
-                                                                       torch.zeros(len(images), 7)))
+    monkeypatch.setattr(
+        encoder, "encode_scenes", lambda net, images: (torch.zeros(len(images), 1, 1), torch.zeros(len(images), 7))
+    )
 
 
 def test_A10_the_hidden_test_split_does_not_follow_from_the_training_seed(tmp_path, monkeypatch):
@@ -374,12 +403,13 @@ def test_A10_the_hidden_cache_is_unreadable_and_unlistable(tmp_path, monkeypatch
         ctx = GradingContext(scratch=tmp_path / "grader")
         path = ctx.data.cache_file
         assert path is not None and path.exists()
-        for folder in (path.parent, ):
+        for folder in (path.parent,):
             assert stat.S_IMODE(folder.stat().st_mode) & 0o077 == 0, oct(folder.stat().st_mode)
         assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, oct(path.stat().st_mode)
 
 
 # -- A34: staging and links ------------------------------------------------------------------------------------
+
 
 def test_A34_staging_never_follows_a_link(tmp_path, monkeypatch):
     """A link put in the module's place right after the stager looks at it (the race of check-then-open) is never
@@ -399,9 +429,11 @@ def test_A34_staging_never_follows_a_link(tmp_path, monkeypatch):
             result = check(path, *args, **kwargs)
             if Path(path) == module and not stat.S_ISLNK(real_lstat(module).st_mode):
                 module.unlink()
-                module.symlink_to(secret)            # the swap, just after the check
+                module.symlink_to(secret)  # the swap, just after the check
             return result
+
         return checked
+
     monkeypatch.setattr(os, "lstat", swap_after(real_lstat))
     monkeypatch.setattr(os, "stat", swap_after(real_stat))
     try:
@@ -414,17 +446,19 @@ def test_A34_staging_never_follows_a_link(tmp_path, monkeypatch):
 
 # -- A35: the memory of the worker's processes together ---------------------------------------------------------
 
+
 @pytest.mark.caps
 def test_A35_the_worker_s_processes_together_are_held_to_a_memory_limit(tmp_path, monkeypatch):
     from autograder.public.client import interface
 
-    monkeypatch.setattr(interface, "TREE_MEMORY_BYTES", 700 * 2 ** 20)
+    monkeypatch.setattr(interface, "TREE_MEMORY_BYTES", 700 * 2**20)
     monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, bleu_call=25.0))
     graded = run_grade(build("A35_memory_of_many_processes", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND)
     first = graded.result(FIRST)
-    assert first.output.startswith("the worker's processes used ") and "the limit is 0.7 GiB" in first.output, \
+    assert first.output.startswith("the worker's processes used ") and "the limit is 0.7 GiB" in first.output, (
         first.output
+    )
     assert first.seconds < 20, f"killed after {first.seconds:.1f} s"
 
 
@@ -440,7 +474,7 @@ def test_A35_the_cheap_reading_of_a_tree_s_memory_never_reads_less_than_the_exac
     try:
         exact = tree_memory(os.getsid(0), None)
         cheap = tree_memory(os.getsid(0), None, exact=False)
-        assert exact > 100 * 2 ** 20 and cheap >= exact, (cheap, exact)
+        assert exact > 100 * 2**20 and cheap >= exact, (cheap, exact)
     finally:
         os.kill(child, signal.SIGKILL)
         os.waitpid(child, 0)
@@ -448,12 +482,13 @@ def test_A35_the_cheap_reading_of_a_tree_s_memory_never_reads_less_than_the_exac
 
 # -- A36: the machine's other processes ------------------------------------------------------------------------
 
+
 def a36_probe() -> tuple[harness.Graded, dict]:
     """One grade of the A36 probe, and what it found about every other process /proc lists (written to a drop
     folder: too long for a check's feedback)."""
     with public_tmp("captionkit-hostile-A36-") as tmp:
         drop = harness.drop_dir(tmp)
-        os.environ["CAPTIONKIT_WORKER_DROP"] = str(drop)   # Landlock: the worker writes under /tmp nowhere else
+        os.environ["CAPTIONKIT_WORKER_DROP"] = str(drop)  # Landlock: the worker writes under /tmp nowhere else
         try:
             graded = run_grade(build("A36_other_processes", tmp / "sub", DROP=drop), ("bleu",))
         finally:
@@ -468,15 +503,17 @@ def test_A36_other_processes_are_invisible_to_the_worker_or_out_of_its_reach():
     private of a process of another user, and signals none (docs/security.md, A36 and Modes)."""
     isolation = detect()
     if isolation.mode != "user" and not isolation.pid_namespace:
-        pytest.skip(f"the worker runs as the grader's own user with no PID namespace ({isolation.note}): it reaches "
-                    "what that user reaches (docs/security.md, Modes)")
+        pytest.skip(
+            f"the worker runs as the grader's own user with no PID namespace ({isolation.note}): it reaches "
+            "what that user reaches (docs/security.md, Modes)"
+        )
     graded, found = a36_probe()
     assert_contained(graded, within=BOUND)
     # The grade's first note says which: the mode the grader runs in, in one line.
     assert isolation.note in graded.report.notes, graded.report.notes
     assert ("own PID namespace" if isolation.pid_namespace else "no PID namespace") in isolation.note, isolation.note
-    zygote = str(found["ppid"])   # the worker's parent: the part's zygote (autograder/worker/main.py)
-    if not isolation.pid_namespace and landlock.abi() > 0:   # A63: no process's /proc files but its own
+    zygote = str(found["ppid"])  # the worker's parent: the part's zygote (autograder/worker/main.py)
+    if not isolation.pid_namespace and landlock.abi() > 0:  # A63: no process's /proc files but its own
         assert found["listing"] == "PermissionError" and not found["others"], found
     if isolation.pid_namespace:
         listed = {pid: other["cmdline"][:200] for pid, other in found["others"].items()}
@@ -486,21 +523,23 @@ def test_A36_other_processes_are_invisible_to_the_worker_or_out_of_its_reach():
         what = f"process {pid} ({other['cmdline'][:200]!r})"
         assert not any(secret in other["cmdline"] for secret in secrets), f"a hidden secret in the cmdline of {what}"
         if other["empty"]:
-            continue   # a kernel thread or an ended process: its maps open, but no program's memory is behind them
+            continue  # a kernel thread or an ended process: its maps open, but no program's memory is behind them
         reached = {name: outcome for name, outcome in other["reach"].items() if outcome in ("read", "allowed")}
         if other["uid"] == found["uid"]:
             # Only the worker's zygote and its own init may be of its user. Neither is dumpable, so their private files
             # are root's. Init ignores signals from inside its namespace; the zygote takes them, which costs only
             # this part's later workers (test_A37_...).
-            assert pid == zygote or (isolation.pid_namespace and pid == "1"), \
+            assert pid == zygote or (isolation.pid_namespace and pid == "1"), (
                 f"another process of the sandbox user: {what}"
+            )
             reached.pop("signal", None)
         assert not reached, f"the worker reached {reached} of {what}"
 
 
 # Run by a worker's interpreter: its own PID, its parent's, then every PID its /proc lists.
-LIST_PROCESSES = ("import os; print(os.getpid(), os.getppid(), "
-                  "*sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))")
+LIST_PROCESSES = (
+    "import os; print(os.getpid(), os.getppid(), *sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))"
+)
 
 
 @pytest.mark.caps
@@ -510,8 +549,10 @@ def test_A36_without_root_other_processes_are_invisible_where_the_kernel_allows_
     # than root (a sysctl or an AppArmor policy): then the mode has no PID namespace, and says so in its note.
     isolation = unprivileged()
     if not isolation.pid_namespace:
-        pytest.skip(f"this kernel lets this user make no user namespace ({isolation.note}): a grader without root "
-                    "runs its worker as its own user, which sees and reaches its processes (docs/security.md, Modes)")
+        pytest.skip(
+            f"this kernel lets this user make no user namespace ({isolation.note}): a grader without root "
+            "runs its worker as its own user, which sees and reaches its processes (docs/security.md, Modes)"
+        )
     init = [sys.executable, "-I", "-S", "-B", str(ROOT / "autograder" / "worker" / "init.py"), "--", "-I", "-S", "-c"]
 
     listed = subprocess.run([*isolation.prefix, *init, LIST_PROCESSES], capture_output=True, text=True, timeout=60)
@@ -526,11 +567,13 @@ def test_A36_without_root_other_processes_are_invisible_where_the_kernel_allows_
 
 # -- A37: the zygote a part's workers are forked from -----------------------------------------------------------
 
+
 @pytest.mark.caps
 def test_A37_a_worker_that_stops_its_zygote_still_gets_every_point(tmp_path):
     """A stopped zygote cannot become the worker of the hidden checks: the grader replaces it and grading goes on."""
-    graded = run_grade(build("A37_zygote_signalled", tmp_path / "sub", SIGNAL="SIGSTOP"), ("decoding",),
-                       public_only=False)
+    graded = run_grade(
+        build("A37_zygote_signalled", tmp_path / "sub", SIGNAL="SIGSTOP"), ("decoding",), public_only=False
+    )
     assert_contained(graded, within=2 * BOUND)
     assert graded.full_marks("decoding"), graded.describe()
 
@@ -540,17 +583,21 @@ def test_A37_a_worker_that_kills_its_zygote_costs_only_its_part(tmp_path):
     """Outside a PID namespace the worker lives on and a fresh zygote serves the hidden checks; inside one, the
     zygote's end is the namespace's (its init exits with it) and takes the worker along: the checks it was serving
     fail, and a fresh zygote serves the rest."""
-    graded = run_grade(build("A37_zygote_signalled", tmp_path / "sub", SIGNAL="SIGKILL", also=("bleu",)),
-                       ("decoding", "bleu"), public_only=False)
+    graded = run_grade(
+        build("A37_zygote_signalled", tmp_path / "sub", SIGNAL="SIGKILL", also=("bleu",)),
+        ("decoding", "bleu"),
+        public_only=False,
+    )
     assert_contained(graded, within=3 * BOUND)
     assert graded.full_marks("bleu"), graded.describe()
-    for r in graded.results("decoding"):   # inside a PID namespace the race of the namespace's end and a call
-        assert r.passed or r.output.startswith("the worker"), graded.describe()   # decides which checks it costs
+    for r in graded.results("decoding"):  # inside a PID namespace the race of the namespace's end and a call
+        assert r.passed or r.output.startswith("the worker"), graded.describe()  # decides which checks it costs
     if not detect().pid_namespace:
         assert graded.full_marks("decoding"), graded.describe()
 
 
 # -- a submission's wall-clock watchdog on Gradescope (issue #10: "a wall-clock watchdog per submission") ----------
+
 
 def children() -> dict[int, str]:
     """This process's children and their states (this test process adopts orphans: a subreaper)."""
@@ -588,7 +635,7 @@ def test_a_submission_past_its_time_limit_is_stopped_swept_and_reported(tmp_path
     root = tmp_path / "autograder"
     build("F15_heavy_import", root / "submission")
     (root / "results").mkdir()
-    resource_tracker.ensure_running()      # the spawn context's helper, a child of this process that stays
+    resource_tracker.ensure_running()  # the spawn context's helper, a child of this process that stays
     before = set(live_children())
     started = time.monotonic()
     assert gradescope.run(root) == 1
@@ -596,7 +643,7 @@ def test_a_submission_past_its_time_limit_is_stopped_swept_and_reported(tmp_path
     results = json.loads((root / "results" / "results.json").read_text())
     assert results["score"] == 0, results
     assert results["output"].startswith("The autograder stopped: grading took longer than 25 s"), results
-    for _ in range(50):             # the worker's launcher ends once the sweep has killed what it started
+    for _ in range(50):  # the worker's launcher ends once the sweep has killed what it started
         if not set(live_children()) - before:
             break
         time.sleep(0.1)
@@ -613,8 +660,9 @@ def test_a_batch_stops_a_submission_past_its_time_limit_reports_it_and_grades_th
     # 45 s: the next submission's Part 3 (public and hidden checks) on a loaded machine; the start-up limit, 120 s,
     # would let the import run on past it.
     limit = 45.0
-    monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, submission=limit, startup=120.0,
-                                                              scale=1.0))
+    monkeypatch.setattr(
+        limits, "LIMITS", dataclasses.replace(limits.LIMITS, submission=limit, startup=120.0, scale=1.0)
+    )
     submissions, out = tmp_path / "submissions", tmp_path / "out"
     build("F15_heavy_import", submissions / "a_hangs")
     (submissions / "b_next").mkdir()
@@ -622,8 +670,9 @@ def test_a_batch_stops_a_submission_past_its_time_limit_reports_it_and_grades_th
     rows = batch.run(submissions, out, jobs=1)
     hung = json.loads((out / "a_hangs" / "results.json").read_text())
     bleu = [t for t in hung["tests"] if "bleu" in t.get("tags", [])]
-    assert bleu and all(t["score"] == 0 and t["output"].endswith("the submission's time limit was reached")
-                        for t in bleu), bleu
+    assert bleu and all(
+        t["score"] == 0 and t["output"].endswith("the submission's time limit was reached") for t in bleu
+    ), bleu
     assert hung["execution_time"] < limit + 10, f"stopped after {hung['execution_time']} s, not at {limit:.0f} s"
     assert not harness.sandbox_processes(), harness.sandbox_processes()
     assert [r["id"] for r in rows] == ["a_hangs", "b_next"] and all(was_graded(r) for r in rows), rows
@@ -648,9 +697,10 @@ def test_sandbox_users_are_created_at_install_time_never_while_grading(tmp_path,
             asked.append(list(cmd))
             return subprocess.CompletedProcess(cmd, 0)
         return real_run(cmd, *args, **kwargs)
+
     monkeypatch.setattr(subprocess, "run", recording_run)
     monkeypatch.setattr(isolation, "SANDBOX_USER", "captionkit-absent")
-    fresh = isolation._detect.__wrapped__(os.getpid())      # decided afresh, under names no user has
+    fresh = isolation._detect.__wrapped__(os.getpid())  # decided afresh, under names no user has
     monkeypatch.setattr(engine, "detect", lambda: fresh)
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "bleu.py").write_text((ROOT / "solutions" / "bleu.py").read_text())
@@ -659,7 +709,7 @@ def test_sandbox_users_are_created_at_install_time_never_while_grading(tmp_path,
     assert fresh.mode == "process" and graded.report.notes[0] == fresh.note, graded.report.notes
     assert "scripts/bootstrap.sh" in fresh.note, fresh.note
     assert graded.full_marks("bleu"), graded.describe()
-    created = isolation.create_users()                      # what install time does: one user per slot
+    created = isolation.create_users()  # what install time does: one user per slot
     assert created == [isolation.slot_user(s) for s in range(isolation.SLOTS)] and len(asked) == isolation.SLOTS
 
 
@@ -674,10 +724,12 @@ def test_the_isolation_probe_never_asks_for_what_is_kept_from_the_sandbox_user(m
     site = Path(os.path.realpath(sysconfig.get_paths()["purelib"]))
     monkeypatch.setattr(isolation, "ROOT", site)
     monkeypatch.setattr(isolation, "HIDDEN_PATHS", ("torch/nn",))
-    importlib.import_module("nltk.translate.bleu_score")   # an oracle loaded, as the grader loads it for Part 3
+    importlib.import_module("nltk.translate.bleu_score")  # an oracle loaded, as the grader loads it for Part 3
     files = isolation.installed_files()
     assert any(f.startswith(str(site / "torch")) for f in files), files[:5]
-    assert not [f for f in files if f == str(site / "torch" / "nn") or f.startswith(str(site / "torch" / "nn") + os.sep)]
+    assert not [
+        f for f in files if f == str(site / "torch" / "nn") or f.startswith(str(site / "torch" / "nn") + os.sep)
+    ]
     assert not [f for o in isolation.oracle_folders() for f in files if f.startswith(os.path.realpath(o))]
 
 
@@ -697,8 +749,8 @@ def test_the_isolation_probe_refuses_what_a_worker_could_not_import(tmp_path):
     prefix, inputs = list(found.prefix), isolation.probe_inputs()
     version = isolation.probe(prefix, inputs)
     assert version and version.split()[0].count(".") == 2, version
-    many = dataclasses.replace(inputs, paths=inputs.paths * 40)   # over 2 MB: more than a command line holds
-    assert sum(len(p) + 1 for p in many.paths) > 2 * 1024 ** 2 and isolation.probe(prefix, many) == version
+    many = dataclasses.replace(inputs, paths=inputs.paths * 40)  # over 2 MB: more than a command line holds
+    assert sum(len(p) + 1 for p in many.paths) > 2 * 1024**2 and isolation.probe(prefix, many) == version
 
     secret = tmp_path / "private.py"
     secret.write_text("x = 1\n")
@@ -706,11 +758,14 @@ def test_the_isolation_probe_refuses_what_a_worker_could_not_import(tmp_path):
     closed = tmp_path / "closed"
     closed.mkdir(mode=0o700)
     os.chmod(tmp_path, 0o755)
-    refused = {"an unreadable file": dataclasses.replace(inputs, paths=(*inputs.paths, str(secret))),
-               "an unsearchable folder": dataclasses.replace(inputs, paths=(*inputs.paths, str(closed))),
-               "a standard module this Python lacks": dataclasses.replace(
-                   inputs, standard=(*inputs.standard, "no_such_standard_module")),
-               "another torch": dataclasses.replace(inputs, origin=inputs.origin + "x")}
+    refused = {
+        "an unreadable file": dataclasses.replace(inputs, paths=(*inputs.paths, str(secret))),
+        "an unsearchable folder": dataclasses.replace(inputs, paths=(*inputs.paths, str(closed))),
+        "a standard module this Python lacks": dataclasses.replace(
+            inputs, standard=(*inputs.standard, "no_such_standard_module")
+        ),
+        "another torch": dataclasses.replace(inputs, origin=inputs.origin + "x"),
+    }
     for what, refused_inputs in refused.items():
         assert isolation.probe(prefix, refused_inputs) is None, f"the probe accepted {what}"
 

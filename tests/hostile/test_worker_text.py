@@ -7,6 +7,7 @@ from the hidden seed) runs after all public checks, in a worker of its own, so n
 code can be shown in a public check's feedback. A52: the line is the module's to choose, so where the inputs are the
 grader's (its round of a public check, a hidden check) a student sees only the exception's kind.
 """
+
 from __future__ import annotations
 
 import ast
@@ -28,7 +29,7 @@ from tests.hostile import harness
 from tests.hostile.harness import assert_contained, build, run_grade
 from tests.hostile.test_hostile import BOUND, FIRST, UNCHANGED, public_and
 
-CLIPPED = "clipped_counts_clip_at_the_most_in_one_reference"   # the public bleu check after FIRST
+CLIPPED = "clipped_counts_clip_at_the_most_in_one_reference"  # the public bleu check after FIRST
 SOURCE = "def f(x):\n    return 1 / x\n\n\nclass Model:\n    def g(self):\n        return [f(0) for _ in 'a']\n"
 
 
@@ -63,6 +64,7 @@ def adopt_orphans():
 
 # -- A39: the location is the grader's, from the module it staged ---------------------------------------------
 
+
 def located(where: str, module: str = "bleu", source: str = SOURCE) -> StudentError:
     """The StudentError the grader builds from an error message whose traceback text is `where`."""
     fields = error_fields({"type": "ValueError", "message": "m", "where": where}, module, source)
@@ -72,26 +74,29 @@ def located(where: str, module: str = "bleu", source: str = SOURCE) -> StudentEr
 
 def test_A39_a_location_names_the_staged_module_and_a_line_of_it():
     exc = located('  File "bleu.py", line 2, in forged_name\n    forged source line\n')
-    assert exc.where == '  File "bleu.py", line 2, in f\n    return 1 / x\n'     # the grader's own text of line 2
+    assert exc.where == '  File "bleu.py", line 2, in f\n    return 1 / x\n'  # the grader's own text of line 2
     assert raised_at(exc.where) == "bleu.py:2"
     inner = located('  File "bleu.py", line 7, in x\n    y\n  File "bleu.py", line 2, in z\n')
     assert inner.where.splitlines()[0] == '  File "bleu.py", line 7, in g' and raised_at(inner.where) == "bleu.py:2"
 
 
-@pytest.mark.parametrize("where", [
-    '  File "LEAK<<' + "['a red circle'] " * 80 + '>>.py", line 1, in f\n',      # a long name holding inputs
-    '  File "decoding.py", line 2, in f\n',                                          # another file of the submission
-    '  File "../solutions/bleu.py", line 2, in f\n',                                  # a reference's path
-    '  File "/submission/bleu.py", line 2, in f\n',                                   # the path, not the name
-    '  File "bleu.py", line 8, in f\n',                                               # past the file's last line
-    '  File "bleu.py", line 0, in f\n',
-    '  File "bleu.py", line 10000000000000000000000, in f\n',
-    '  File "bleu.py ", line 2, in f\n',
-    'LEAK  File "bleu.py", line 2, in f\n',                                           # not at a line's start
-    '    File "bleu.py", line 2, in f\n',                                             # a source line that looks like one
-    'File "bleu.py", line 2, in f\n',
-    '  File "bleu.py", line 99, in f", line 2, in g\n',                             # a location in the function's slot
-])
+@pytest.mark.parametrize(
+    "where",
+    [
+        '  File "LEAK<<' + "['a red circle'] " * 80 + '>>.py", line 1, in f\n',  # a long name holding inputs
+        '  File "decoding.py", line 2, in f\n',  # another file of the submission
+        '  File "../solutions/bleu.py", line 2, in f\n',  # a reference's path
+        '  File "/submission/bleu.py", line 2, in f\n',  # the path, not the name
+        '  File "bleu.py", line 8, in f\n',  # past the file's last line
+        '  File "bleu.py", line 0, in f\n',
+        '  File "bleu.py", line 10000000000000000000000, in f\n',
+        '  File "bleu.py ", line 2, in f\n',
+        'LEAK  File "bleu.py", line 2, in f\n',  # not at a line's start
+        '    File "bleu.py", line 2, in f\n',  # a source line that looks like one
+        'File "bleu.py", line 2, in f\n',
+        '  File "bleu.py", line 99, in f", line 2, in g\n',  # a location in the function's slot
+    ],
+)
 def test_A39_worker_text_that_is_not_a_line_of_the_module_is_dropped(where):
     exc = located(where)
     assert exc.where == "" and raised_at(exc.where) == "", exc.where
@@ -107,7 +112,10 @@ def test_A39_only_the_last_frames_are_kept_and_nothing_else_of_the_worker_s_text
 def test_A39_the_location_is_checked_against_the_module_whatever_its_line_endings():
     # Python ends a line at \r\n, \r or \n only (str.splitlines would also split at the form feed and U+2028 here).
     source = "a = 1\r\nb = 2\rc = 3  # \x0c \u2028 x\ne = 4\n"
-    assert located('  File "bleu.py", line 4, in x\n', source=source).where == '  File "bleu.py", line 4, in <module>\n    e = 4\n'
+    assert (
+        located('  File "bleu.py", line 4, in x\n', source=source).where
+        == '  File "bleu.py", line 4, in <module>\n    e = 4\n'
+    )
     assert located('  File "bleu.py", line 5, in x\n', source=source).where == ""
 
 
@@ -116,8 +124,12 @@ A39_VARIANTS = ("long_name", "other_file", "location_text", "line_number", "redu
 
 @pytest.fixture(scope="module", params=A39_VARIANTS)
 def a39(request, tmp_path_factory):
-    folder = build("A39_traceback_file_name", tmp_path_factory.mktemp("A39") / "sub", VARIANT=request.param,
-                   PUBLIC_NGRAM_CASES=public_ngram_cases())
+    folder = build(
+        "A39_traceback_file_name",
+        tmp_path_factory.mktemp("A39") / "sub",
+        VARIANT=request.param,
+        PUBLIC_NGRAM_CASES=public_ngram_cases(),
+    )
     with public_and(UNCHANGED):
         return request.param, run_grade(folder, ("bleu",), public_only=False)
 
@@ -144,6 +156,7 @@ def test_A39_a_traceback_s_file_name_carries_no_hidden_input(a39):
 
 # -- A40: the grader's round of a public check runs after every public check ----------------------------------
 
+
 def test_A40_the_grader_s_round_shows_nothing_in_a_later_public_check(tmp_path):
     folder = build("A40_grader_round_kept_for_public", tmp_path / "sub", PUBLIC_NGRAM_CASES=public_ngram_cases())
     graded = run_grade(folder, ("bleu",))
@@ -160,12 +173,14 @@ def test_A40_the_grader_s_round_shows_nothing_in_a_later_public_check(tmp_path):
 
 # -- A52: the line number is a channel where the inputs are the grader's ---------------------------------------
 
-RANDOM_NGRAMS = "ngram_and_clipped_counts_on_random_captions"   # a hidden check that calls ngram_counts itself
+RANDOM_NGRAMS = "ngram_and_clipped_counts_on_random_captions"  # a hidden check that calls ngram_counts itself
+
 
 @pytest.fixture(scope="module")
 def a52(tmp_path_factory):
-    folder = build("A52_line_number_channel", tmp_path_factory.mktemp("A52") / "sub",
-                   PUBLIC_NGRAM_CASES=public_ngram_cases())
+    folder = build(
+        "A52_line_number_channel", tmp_path_factory.mktemp("A52") / "sub", PUBLIC_NGRAM_CASES=public_ngram_cases()
+    )
     with public_and(RANDOM_NGRAMS):
         return run_grade(folder, ("bleu",), public_only=False)
 
@@ -188,10 +203,12 @@ def test_A52_a_line_chosen_by_the_grader_s_inputs_is_not_shown(a52):
     assert_contained(graded, within=BOUND)
     first, hidden = graded.result(FIRST), graded.result(RANDOM_NGRAMS)
     assert first.public_round == "passed"
-    for result, shown in ((first, f"your code raised an exception {GRADER_CASES}"),
-                          (hidden, "your code raised an exception")):
+    for result, shown in (
+        (first, f"your code raised an exception {GRADER_CASES}"),
+        (hidden, "your code raised an exception"),
+    ):
         raised, chosen = _chosen_line(graded.folder, result.staff_note)
-        assert raised == chosen                              # the channel is there: the staff see the chosen line
+        assert raised == chosen  # the channel is there: the staff see the chosen line
         assert result.output == shown, result.output
         assert not re.search(r"\d|bleu\.py|line", result.output), result.output
     # Nor in what is handed out: results.json (Gradescope's too) and the feedback report.
@@ -200,6 +217,7 @@ def test_A52_a_line_chosen_by_the_grader_s_inputs_is_not_shown(a52):
 
 
 # -- A57: numbers the worker sends, printed whole in a hidden training check's explanation ---------------------
+
 
 @pytest.mark.slow
 def test_A57_a_hidden_training_check_shows_no_number_the_worker_chose(tmp_path):
@@ -218,6 +236,7 @@ def test_A57_a_hidden_training_check_shows_no_number_the_worker_chose(tmp_path):
 
 # -- A58: the exception's kind is a channel where the inputs are the grader's ------------------------------------
 
+
 def test_A58_a_kind_chosen_by_the_grader_s_inputs_is_not_shown(tmp_path):
     """The module raises one of 64 built-in exceptions, chosen by a character of the grader's input, in a hidden check
     and in the grader's round of a public check (shown at once): the student reads that the code raised, the kind
@@ -228,9 +247,14 @@ def test_A58_a_kind_chosen_by_the_grader_s_inputs_is_not_shown(tmp_path):
     assert_contained(graded, within=BOUND)
     first, hidden = graded.result(FIRST), graded.result(RANDOM_NGRAMS)
     assert first.public_round == "passed"
-    kinds = set(re.findall(r"^([A-Za-z]+(?:Error|Exception)|[A-Z][a-z]+[A-Z][A-Za-z]+): LEAK", first.staff_note + "\n"
-                           + hidden.staff_note, re.M))
-    assert kinds, (first.staff_note[:500], hidden.staff_note[:500])   # the channel is there: the staff see the kind
+    kinds = set(
+        re.findall(
+            r"^([A-Za-z]+(?:Error|Exception)|[A-Z][a-z]+[A-Z][A-Za-z]+): LEAK",
+            first.staff_note + "\n" + hidden.staff_note,
+            re.M,
+        )
+    )
+    assert kinds, (first.staff_note[:500], hidden.staff_note[:500])  # the channel is there: the staff see the kind
     assert first.output == f"your code raised an exception {GRADER_CASES}", first.output
     assert hidden.output == "your code raised an exception", hidden.output
     shown = json.dumps(gradescope_results(graded.report)) + render_report(graded.report, submission="s")

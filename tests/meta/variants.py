@@ -3,6 +3,7 @@ points in their part, and correct implementations written differently that must 
 
 Each part's variants live in tests/meta/variants_<part>.py as a list VARIANTS of Variant.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -20,11 +21,11 @@ ROOT = Path(__file__).resolve().parents[2]
 class Variant:
     part: str
     name: str
-    old: str          # a snippet of solutions/<part>.py that occurs exactly once
-    new: str          # what replaces it
-    correct: bool     # True: a correct alternative (full marks); False: a realistic bug (must lose points)
+    old: str  # a snippet of solutions/<part>.py that occurs exactly once
+    new: str  # what replaces it
+    correct: bool  # True: a correct alternative (full marks); False: a realistic bug (must lose points)
     why: str = ""
-    training: bool = False   # a bug only the training check catches (so its test must run training)
+    training: bool = False  # a bug only the training check catches (so its test must run training)
     # A wrong convention (BLEU's zeros, its closest-length ties): the one check that tests it, the only one it may fail.
     convention: str = ""
 

@@ -1,5 +1,6 @@
 """The checks of every part: one module per part for its property checks, and its training check declared in
 autograder/grader/training/; each registers with autograder.public.checks.check."""
+
 from __future__ import annotations
 
 import importlib

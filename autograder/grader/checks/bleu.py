@@ -2,6 +2,7 @@
 nltk and pycocoevalcap where their conventions coincide with the spec's (docs/bleu.md). Every corpus here has c > 0
 and every p_n > 0: the zero conventions are tested by one public check only. (The public checks and the helpers both
 use: autograder/public/checks/bleu.py.)"""
+
 from __future__ import annotations
 
 import hashlib
@@ -10,18 +11,36 @@ import random
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from autograder.public.checks import check
 from autograder.public.checks import bleu as public
-from autograder.public.checks.bleu import (ATOL, RTOL, _call, _clipped_counts, _corpus_bleu, _describe, _expect_scores,
-                                          _ngram_counts, expect_scores_depend_on_the_captions, has_length_tie)
+from autograder.public.checks import check
+from autograder.public.checks.bleu import (
+    ATOL,
+    RTOL,
+    _call,
+    _clipped_counts,
+    _corpus_bleu,
+    _describe,
+    _expect_scores,
+    _ngram_counts,
+    expect_scores_depend_on_the_captions,
+    has_length_tie,
+)
 from autograder.public.compare import expect
-from autograder.public.strategies import (MORE, PROPERTY, bleu_corpus, bleu_margins, bleu_oracle_corpus,
-                                          bleu_reorderable_corpus, bleu_sentence, bleu_separators)
+from autograder.public.strategies import (
+    MORE,
+    PROPERTY,
+    bleu_corpus,
+    bleu_margins,
+    bleu_oracle_corpus,
+    bleu_reorderable_corpus,
+    bleu_sentence,
+    bleu_separators,
+)
 from shared.vocab import COLOR_WORDS, SHAPE_WORDS
 from solutions import bleu as reference
 
-NLTK_RTOL, NLTK_ATOL = 1e-9, 1e-12   # nltk counts exactly too (docs/bleu.md measured 2e-16)
-COCO_RTOL, COCO_ATOL = 1e-7, 1e-9    # pycocoevalcap adds 1e-15 / 1e-9 to counts and lengths (docs/bleu.md: 2e-9)
+NLTK_RTOL, NLTK_ATOL = 1e-9, 1e-12  # nltk counts exactly too (docs/bleu.md measured 2e-16)
+COCO_RTOL, COCO_ATOL = 1e-7, 1e-9  # pycocoevalcap adds 1e-15 / 1e-9 to counts and lengths (docs/bleu.md: 2e-9)
 # The case count of these properties (PROPERTY). Hypothesis derives a derandomised property's cases from its source
 # text, decorators included: under another name here, every case these checks have always drawn would change.
 HIDDEN = PROPERTY
@@ -51,21 +70,25 @@ def decided_by_a_convention(hyps, refs, max_n) -> bool:
 
 # -- hidden checks ------------------------------------------------------------------------------------
 
+
 @check(timeout=60)
 def ngram_and_clipped_counts_on_random_captions(student, ctx):
     """ngram_counts and clipped_counts match their definitions on longer random captions."""
+
     @MORE
     @given(bleu_sentence(vocab=4, max_refs=4, max_words=12), st.integers(1, 5))
     def prop(sentence, n):
         hyp, refs = sentence
         _check_ngram_counts(student, hyp, n)
         _check_clipped(student, hyp, refs, n)
+
     prop()
 
 
 @check(timeout=60)
 def corpus_bleu_matches_the_definition(student, ctx):
     """corpus_bleu equals the reference on random corpora (clipped corpus sums, closest r, BLEU-1..max_n)."""
+
     @MORE
     @given(bleu_corpus(max_sentences=8), st.one_of(st.none(), st.integers(1, 6)))
     def prop(corpus, max_n):
@@ -75,6 +98,7 @@ def corpus_bleu_matches_the_definition(student, ctx):
         expected = reference.corpus_bleu(hyps, refs) if max_n is None else reference.corpus_bleu(hyps, refs, max_n)
         case = _describe(hyps, refs, max_n)
         _expect_scores("corpus_bleu", _corpus_bleu(student, hyps, refs, max_n, case), expected, RTOL, ATOL, case)
+
     prop()
 
 
@@ -94,10 +118,19 @@ def corpus_bleu_is_invariant_to_corpus_order(student, ctx):
         case = _describe(hyps, refs, max_n)
         first = _corpus_bleu(student, hyps, refs, max_n, case)
         again = _corpus_bleu(student, hyps2, refs2, max_n, f"the same corpus reordered: {_describe(hyps2, refs2)}")
-        _expect_scores("corpus_bleu of the reordered corpus", again, first, RTOL, ATOL,
-                       f"{case}; reordered: {_describe(hyps2, refs2)}")
+        _expect_scores(
+            "corpus_bleu of the reordered corpus",
+            again,
+            first,
+            RTOL,
+            ATOL,
+            f"{case}; reordered: {_describe(hyps2, refs2)}",
+        )
+
     prop()
-    expect_scores_depend_on_the_captions(student, "invariance to the corpus order", drawn=anchor_words(ctx, "corpus_bleu_is_invariant_to_corpus_order"))
+    expect_scores_depend_on_the_captions(
+        student, "invariance to the corpus order", drawn=anchor_words(ctx, "corpus_bleu_is_invariant_to_corpus_order")
+    )
 
 
 @check(timeout=60)
@@ -117,18 +150,23 @@ def corpus_bleu_agrees_with_nltk_and_pycocoevalcap(student, ctx):
         got = _corpus_bleu(student, hyps, refs, 4, case)
         weights = [(1.0 / n,) * n for n in range(1, 5)]
         nltk = nltk_corpus_bleu([[r.split() for r in rs] for rs in refs], [h.split() for h in hyps], weights=weights)
-        _expect_scores("corpus_bleu against nltk's corpus_bleu", got, [float(x) for x in nltk],
-                       NLTK_RTOL, NLTK_ATOL, case)
-        coco, _ = Bleu(4).compute_score({i: list(rs) for i, rs in enumerate(refs)},
-                                        {i: [h] for i, h in enumerate(hyps)}, verbose=0)
-        _expect_scores("corpus_bleu against pycocoevalcap's Bleu", got, [float(x) for x in coco],
-                       COCO_RTOL, COCO_ATOL, case)
+        _expect_scores(
+            "corpus_bleu against nltk's corpus_bleu", got, [float(x) for x in nltk], NLTK_RTOL, NLTK_ATOL, case
+        )
+        coco, _ = Bleu(4).compute_score(
+            {i: list(rs) for i, rs in enumerate(refs)}, {i: [h] for i, h in enumerate(hyps)}, verbose=0
+        )
+        _expect_scores(
+            "corpus_bleu against pycocoevalcap's Bleu", got, [float(x) for x in coco], COCO_RTOL, COCO_ATOL, case
+        )
+
     prop()
 
 
 @check(timeout=60)
 def captions_are_split_on_any_whitespace(student, ctx):
     """corpus_bleu splits captions with str.split(): runs of spaces, tabs, newlines and margins are one separator."""
+
     @HIDDEN
     @given(bleu_corpus(max_sentences=4), st.integers(1, 4), st.data())
     def prop(corpus, max_n, data):
@@ -140,22 +178,35 @@ def captions_are_split_on_any_whitespace(student, ctx):
             seps = [data.draw(bleu_separators) for _ in words[1:]] + [""]
             lead, tail = data.draw(bleu_margins), data.draw(bleu_margins)
             return lead + "".join(w + s for w, s in zip(words, seps)) + tail
+
         hyps2, refs2 = [spaced(h) for h in hyps], [[spaced(r) for r in rs] for rs in refs]
         case = _describe(hyps, refs, max_n)
         plain = _corpus_bleu(student, hyps, refs, max_n, case)
         case2 = f"{_describe(hyps2, refs2, max_n)}; the same words as {case}"
-        _expect_scores("corpus_bleu of the respaced corpus", _corpus_bleu(student, hyps2, refs2, max_n, case2), plain,
-                       RTOL, ATOL, case2)
+        _expect_scores(
+            "corpus_bleu of the respaced corpus",
+            _corpus_bleu(student, hyps2, refs2, max_n, case2),
+            plain,
+            RTOL,
+            ATOL,
+            case2,
+        )
+
     prop()
-    expect_scores_depend_on_the_captions(student, "invariance to whitespace", drawn=anchor_words(ctx, "captions_are_split_on_any_whitespace"))
+    expect_scores_depend_on_the_captions(
+        student, "invariance to whitespace", drawn=anchor_words(ctx, "captions_are_split_on_any_whitespace")
+    )
 
 
 @check(timeout=30)
 def bleu_functions_leave_their_inputs_unchanged(student, ctx):
     """corpus_bleu, clipped_counts and ngram_counts do not modify the captions they are given."""
     hyps = ["a red circle above a red square", "a blue square", ""]
-    refs = [["a red circle above a blue square", "a red square below a red circle"], ["a blue square"],
-            ["a green triangle"]]
+    refs = [
+        ["a red circle above a blue square", "a red square below a red circle"],
+        ["a blue square"],
+        ["a green triangle"],
+    ]
     case = _describe(hyps, refs, 3)
     out = _call(student, "inputs_unchanged", case, hyps=hyps, refs=refs, max_n=3, n=2)
     for name in ("corpus_bleu", "clipped_counts", "ngram_counts"):
@@ -163,10 +214,19 @@ def bleu_functions_leave_their_inputs_unchanged(student, ctx):
         expect(after == before, f"{name} modified its inputs: before {before!r}, after {after!r}", case)
     # Inputs left alone by functions that compute nothing mean nothing: each function must return something.
     case = "the anchor of inputs left unchanged: tokens=" + repr(hyps[0].split()) + ", n=2"
-    expect(bool(_ngram_counts(student, hyps[0].split(), 2, case)),
-           "ngram_counts: returned no bigram for a caption of 7 words: your ngram_counts does not count", case)
+    expect(
+        bool(_ngram_counts(student, hyps[0].split(), 2, case)),
+        "ngram_counts: returned no bigram for a caption of 7 words: your ngram_counts does not count",
+        case,
+    )
     case = f"the anchor of inputs left unchanged: hyp={hyps[0].split()!r}, refs={[r.split() for r in refs[0]]!r}, n=2"
     matches, total = _clipped_counts(student, hyps[0].split(), [r.split() for r in refs[0]], 2, case)
-    expect(total > 0 and matches > 0, f"clipped_counts: returned ({matches}, {total}) for a caption of 7 words that "
-           "shares bigrams with its references: your clipped_counts does not count", case)
-    expect_scores_depend_on_the_captions(student, "inputs left unchanged", drawn=anchor_words(ctx, "bleu_functions_leave_their_inputs_unchanged"))
+    expect(
+        total > 0 and matches > 0,
+        f"clipped_counts: returned ({matches}, {total}) for a caption of 7 words that "
+        "shares bigrams with its references: your clipped_counts does not count",
+        case,
+    )
+    expect_scores_depend_on_the_captions(
+        student, "inputs left unchanged", drawn=anchor_words(ctx, "bleu_functions_leave_their_inputs_unchanged")
+    )

@@ -1,6 +1,7 @@
 """Part 5 hidden checks: the sampler on every row, the baseline's effect on
 the estimator's mean and variance, per-step baselines without a gradient, and inputs left alone. (The public
 checks and the helpers both use: autograder/public/checks/reinforce.py.)"""
+
 from __future__ import annotations
 
 import torch
@@ -8,9 +9,17 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from autograder.public.checks import check
-from autograder.public.checks.reinforce import (N_ESTIMATE, _check_frequencies, _check_unbiased,
-                                                _check_update, _distributions, _estimates, _exact,
-                                                _repeat, _sample)
+from autograder.public.checks.reinforce import (
+    N_ESTIMATE,
+    _check_frequencies,
+    _check_unbiased,
+    _check_update,
+    _distributions,
+    _estimates,
+    _exact,
+    _repeat,
+    _sample,
+)
 from autograder.public.compare import expect, expect_tensor, expect_tuple, type_name
 from autograder.public.strategies import FEW, PROPERTY, seeds
 from autograder.public.strategies import tensor as normal
@@ -19,6 +28,7 @@ from autograder.public.strategies import tensor as normal
 @check()
 def sample_location_follows_every_row(student, ctx):
     """sample_location follows each row's distribution for random weights, zeros and near-one-hot rows included."""
+
     @FEW
     @given(seeds, st.integers(2, 4), st.integers(2, 12), st.sampled_from([0.3, 1.0, 3.0]))
     @example(1, 2, 3, 1.0)
@@ -27,12 +37,14 @@ def sample_location_follows_every_row(student, ctx):
         describe = f"seed={seed}, {R} distributions over L={L} locations, 2000 rows each"
         index, _, _ = _sample(student, _repeat(dists, 2000), seed % 1000, describe)
         _check_frequencies(index, dists, describe)
+
     prop()
 
 
 @check()
 def reinforce_baseline_keeps_the_mean_and_cuts_the_variance(student, ctx):
     """On random problems the estimate is unbiased with and without a baseline, and the baseline cuts the variance."""
+
     @FEW
     @given(seeds, st.integers(2, 8), st.sampled_from([-8.0, 6.0]), st.sampled_from(["float", "0-d tensor", "optimal"]))
     @example(1, 3, -8.0, "float")
@@ -51,28 +63,43 @@ def reinforce_baseline_keeps_the_mean_and_cuts_the_variance(student, ctx):
         var0, varb = _exact(theta, f, 0.0)[1], _exact(theta, f, b)[1]
         _check_unbiased("no baseline", raw, theta, f, 0.0, describe)
         _check_unbiased(f"baseline {b:.3f}", based, theta, f, b, describe)
-        ratio = varb.sum().item() / var0.sum().item()          # exact, by enumeration
+        ratio = varb.sum().item() / var0.sum().item()  # exact, by enumeration
         got = based.var(0).sum().item() / raw.var(0).sum().item()
-        expect(got <= 2 * ratio + 0.02, f"per-sample gradient variance with the baseline is {got:.3f} of the variance "
-               f"without; the exact ratio is {ratio:.3f}", describe)
+        expect(
+            got <= 2 * ratio + 0.02,
+            f"per-sample gradient variance with the baseline is {got:.3f} of the variance "
+            f"without; the exact ratio is {ratio:.3f}",
+            describe,
+        )
+
     prop()
 
 
 @check()
 def update_baseline_gives_detached_per_step_means(student, ctx):
     """update_baseline follows the moving-average formula per step and returns a tensor with no gradient."""
+
     @PROPERTY
-    @given(seeds, st.integers(1, 8), st.one_of(st.none(), st.integers(1, 6)),
-           st.sampled_from(["none", "float", "tensor"]), st.sampled_from([None, 0.0, 0.5, 0.9, 1.0]))
+    @given(
+        seeds,
+        st.integers(1, 8),
+        st.one_of(st.none(), st.integers(1, 6)),
+        st.sampled_from(["none", "float", "tensor"]),
+        st.sampled_from([None, 0.0, 0.5, 0.9, 1.0]),
+    )
     @example(1, 2, 3, "tensor", 0.9)
     def prop(seed, N, T, kind, momentum):
         shape = (N,) if T is None else (N, T)
         rewards = normal(seed, *shape, dtype=torch.float32) - 2
-        baseline = {"none": None, "float": -1.5,
-                    "tensor": normal(seed + 1, 1, *shape[1:], dtype=torch.float32)[0] - 2}[kind]
-        describe = (f"seed={seed}, rewards {shape}, baseline {kind}, momentum "
-                    f"{'default (0.9)' if momentum is None else momentum}")
+        baseline = {"none": None, "float": -1.5, "tensor": normal(seed + 1, 1, *shape[1:], dtype=torch.float32)[0] - 2}[
+            kind
+        ]
+        describe = (
+            f"seed={seed}, rewards {shape}, baseline {kind}, momentum "
+            f"{'default (0.9)' if momentum is None else momentum}"
+        )
         _check_update(student, baseline, rewards, momentum, describe, detached=True)
+
     prop()
 
 
@@ -86,21 +113,31 @@ def functions_leave_their_inputs_unchanged(student, ctx):
     mask = torch.ones(5, 4)
     mask[0, 3] = 0
     norms = normal(45, 5, dtype=torch.float32).abs() + 0.1
-    out = student.call("reinforce.inputs_unchanged", weights=weights, log_probs=log_probs, rewards=rewards,
-                       baseline=baseline, mask=mask, score_norms_sq=norms)
-    sent = {"sample_location": {"weights": weights},
-            "reinforce_loss": {"log_probs": log_probs, "rewards": rewards, "baseline": baseline, "mask": mask},
-            "optimal_baseline": {"rewards": rewards[:, 0], "score_norms_sq": norms},
-            "update_baseline": {"baseline": baseline, "rewards": rewards}}
-    calls = {"sample_location": "sample_location(weights (5, 6), generator)",
-             "reinforce_loss": "reinforce_loss(log_probs (5, 4), rewards (5, 4), baseline (4,), mask (5, 4))",
-             "optimal_baseline": "optimal_baseline(rewards (5,), score_norms_sq (5,))",
-             "update_baseline": "update_baseline(baseline (4,), rewards (5, 4), momentum=0.9)"}
+    out = student.call(
+        "reinforce.inputs_unchanged",
+        weights=weights,
+        log_probs=log_probs,
+        rewards=rewards,
+        baseline=baseline,
+        mask=mask,
+        score_norms_sq=norms,
+    )
+    sent = {
+        "sample_location": {"weights": weights},
+        "reinforce_loss": {"log_probs": log_probs, "rewards": rewards, "baseline": baseline, "mask": mask},
+        "optimal_baseline": {"rewards": rewards[:, 0], "score_norms_sq": norms},
+        "update_baseline": {"baseline": baseline, "rewards": rewards},
+    }
+    calls = {
+        "sample_location": "sample_location(weights (5, 6), generator)",
+        "reinforce_loss": "reinforce_loss(log_probs (5, 4), rewards (5, 4), baseline (4,), mask (5, 4))",
+        "optimal_baseline": "optimal_baseline(rewards (5,), score_norms_sq (5,))",
+        "update_baseline": "update_baseline(baseline (4,), rewards (5, 4), momentum=0.9)",
+    }
     expect(isinstance(out, dict), f"inputs_unchanged: unexpected result {type_name(out)}")
     for fn, tensors in sent.items():
         for name, before in tensors.items():
-            expect_tensor(f"{fn}: input {name} after the call", out[fn][name], before, rtol=0, atol=0,
-                          case=calls[fn])
+            expect_tensor(f"{fn}: input {name} after the call", out[fn][name], before, rtol=0, atol=0, case=calls[fn])
     # Inputs left alone by functions that compute nothing mean nothing: each must depend on what it is given.
     _expect_functions_depend_on_their_inputs(student, log_probs, rewards, baseline, mask, norms)
 
@@ -109,8 +146,11 @@ def _as_float_tensor(got, what: str, describe: str) -> torch.Tensor:
     """A float or a floating-point tensor as a float64 tensor (their types are the other checks' to judge)."""
     if isinstance(got, float):
         return torch.tensor(got, dtype=torch.float64)
-    expect(isinstance(got, torch.Tensor) and got.is_floating_point(),
-           f"{what}: expected a float or a floating-point tensor, got {type_name(got)}", describe)
+    expect(
+        isinstance(got, torch.Tensor) and got.is_floating_point(),
+        f"{what}: expected a float or a floating-point tensor, got {type_name(got)}",
+        describe,
+    )
     return got.detach().double()
 
 
@@ -120,21 +160,40 @@ def _expect_functions_depend_on_their_inputs(student, log_probs, rewards, baseli
     describe = "the anchor of inputs left unchanged: weights one-hot at locations [2, 0, 5], generator seed 3"
     hot = torch.zeros(3, 6)
     hot[[0, 1, 2], [2, 0, 5]] = 1.0
-    index, _ = expect_tuple("sample_location result (index, log_prob)",
-                            student.call("reinforce.sample", weights=hot, generator_seed=3, other_seed=4)["result"],
-                            2, describe, exact=True)
-    expect(isinstance(index, torch.Tensor) and index.tolist() == [2, 0, 5], f"your sample_location does not "
-           f"follow its weights: it drew {index.tolist() if isinstance(index, torch.Tensor) else index!r} where every "
-           f"row puts all its weight on one location (expected [2, 0, 5])", describe)
+    index, _ = expect_tuple(
+        "sample_location result (index, log_prob)",
+        student.call("reinforce.sample", weights=hot, generator_seed=3, other_seed=4)["result"],
+        2,
+        describe,
+        exact=True,
+    )
+    expect(
+        isinstance(index, torch.Tensor) and index.tolist() == [2, 0, 5],
+        f"your sample_location does not "
+        f"follow its weights: it drew {index.tolist() if isinstance(index, torch.Tensor) else index!r} where every "
+        f"row puts all its weight on one location (expected [2, 0, 5])",
+        describe,
+    )
     raised = rewards + 1
-    for what, call in (("reinforce_loss", lambda r: student.call("reinforce.loss", log_probs=log_probs, rewards=r,
-                                                                 baseline=baseline, mask=mask)["loss"]),
-                       ("optimal_baseline", lambda r: student.call("reinforce.optimal", rewards=r[:, 0],
-                                                                   score_norms_sq=norms)),
-                       ("update_baseline", lambda r: student.call("reinforce.update", baseline=baseline, rewards=r,
-                                                                  momentum=0.9)["value"])):
+    for what, call in (
+        (
+            "reinforce_loss",
+            lambda r: student.call("reinforce.loss", log_probs=log_probs, rewards=r, baseline=baseline, mask=mask)[
+                "loss"
+            ],
+        ),
+        ("optimal_baseline", lambda r: student.call("reinforce.optimal", rewards=r[:, 0], score_norms_sq=norms)),
+        (
+            "update_baseline",
+            lambda r: student.call("reinforce.update", baseline=baseline, rewards=r, momentum=0.9)["value"],
+        ),
+    ):
         case = f"the anchor of inputs left unchanged: {what} with the rewards, then with every reward + 1"
-        moved = float((_as_float_tensor(call(raised), what, case) - _as_float_tensor(call(rewards), what, case))
-                      .abs().max())
-        expect(moved > 1e-3, f"your {what} does not depend on the rewards: it moves by at most {moved:.3g} when every "
-               f"reward rises by 1", case)
+        moved = float(
+            (_as_float_tensor(call(raised), what, case) - _as_float_tensor(call(rewards), what, case)).abs().max()
+        )
+        expect(
+            moved > 1e-3,
+            f"your {what} does not depend on the rewards: it moves by at most {moved:.3g} when every reward rises by 1",
+            case,
+        )

@@ -1,6 +1,7 @@
 """Part 1 hidden checks: the ReLU step and the loss on larger inputs, the image entering exactly once, inputs
 left alone, and the retrieval functions on full-size inputs. (The public checks and the helpers both use:
 autograder/public/checks/show_and_tell.py.)"""
+
 from __future__ import annotations
 
 import torch
@@ -10,12 +11,20 @@ from torch import nn
 
 from autograder.public.checks import check
 from autograder.public.checks import show_and_tell as public
-from autograder.public.checks.show_and_tell import (F64, _forward, _loss_inputs,
-                                                    _loss_value_and_gradient_property, _model_inputs, _randn,
-                                                    _relu_step_property, _retrieval_property, _step_inputs,
-                                                    ranking_scores)
+from autograder.public.checks.show_and_tell import (
+    F64,
+    _forward,
+    _loss_inputs,
+    _loss_value_and_gradient_property,
+    _model_inputs,
+    _randn,
+    _relu_step_property,
+    _retrieval_property,
+    _step_inputs,
+    ranking_scores,
+)
 from autograder.public.compare import expect, expect_float_tensor, expect_tensor, type_name
-from autograder.public.strategies import PROPERTY, FEW, examples, loss_cases, model_cases, seeds, step_cases
+from autograder.public.strategies import FEW, PROPERTY, examples, loss_cases, model_cases, seeds, step_cases
 from shared.vocab import T_MAX, VOCAB_SIZE
 from solutions import show_and_tell as reference
 
@@ -32,55 +41,83 @@ def reference_model(sizes: dict, weights: dict) -> nn.Module:
 @check()
 def relu_rnn_step_matches_rnn_cell_on_larger_inputs(student, ctx):
     """relu_rnn_step equals nn.RNNCell on larger batches and widths, with and without an image term."""
+
     @PROPERTY
     @given(step_cases(32, 48), st.booleans())
     def prop(case, with_image):
         _relu_step_property(student, case, with_image)
+
     prop()
 
 
 @check()
 def caption_loss_on_full_size_batches(student, ctx):
     """caption_loss and its gradient are right on batches of the real vocabulary and caption length."""
+
     @PROPERTY
     @given(loss_cases(16, T_MAX, st.just(VOCAB_SIZE)))
     def prop(case):
         _loss_value_and_gradient_property(student, case)
+
     prop()
 
 
 @check()
 def the_image_enters_exactly_once(student, ctx):
     """The image enters only through the first step: with W_ih = 0 forward ignores it; with W_hh = 0 only step 1 sees it."""
+
     @FEW
     @given(model_cases)
     def prop(case):
         sizes, weights, features, captions, describe, g = _model_inputs(case, zero=("W_ih.weight",))
         other = _randn(g, *features.shape).float()
         shape = (captions.shape[0], captions.shape[1] - 1, sizes["n_vocab"])
-        first = expect_float_tensor("forward(features, captions)",
-                                     _forward(student, sizes, weights, features, captions), shape, describe)
-        second = expect_float_tensor("forward(other features, captions)",
-                                      _forward(student, sizes, weights, other, captions), shape, describe)
-        expect_tensor("forward(other features, captions) with W_ih = 0 (the features must not matter)", second, first,
-                      rtol=1e-6, atol=1e-6, case=describe, check_dtype=False)
+        first = expect_float_tensor(
+            "forward(features, captions)", _forward(student, sizes, weights, features, captions), shape, describe
+        )
+        second = expect_float_tensor(
+            "forward(other features, captions)", _forward(student, sizes, weights, other, captions), shape, describe
+        )
+        expect_tensor(
+            "forward(other features, captions) with W_ih = 0 (the features must not matter)",
+            second,
+            first,
+            rtol=1e-6,
+            atol=1e-6,
+            case=describe,
+            check_dtype=False,
+        )
 
         sizes, weights, features, captions, describe, g = _model_inputs(case, zero=("W_hh.weight",))
         other = _randn(g, *features.shape).float()
-        first = expect_float_tensor("forward(features, captions)",
-                                     _forward(student, sizes, weights, features, captions), shape, describe)
-        second = expect_float_tensor("forward(other features, captions)",
-                                      _forward(student, sizes, weights, other, captions), shape, describe)
-        expect_tensor("forward(other features, captions)[:, 1:] with W_hh = 0 (after the first step the image "
-                      "must not enter again)", second[:, 1:], first[:, 1:], rtol=1e-6, atol=1e-6, case=describe,
-                      check_dtype=False)
+        first = expect_float_tensor(
+            "forward(features, captions)", _forward(student, sizes, weights, features, captions), shape, describe
+        )
+        second = expect_float_tensor(
+            "forward(other features, captions)", _forward(student, sizes, weights, other, captions), shape, describe
+        )
+        expect_tensor(
+            "forward(other features, captions)[:, 1:] with W_hh = 0 (after the first step the image "
+            "must not enter again)",
+            second[:, 1:],
+            first[:, 1:],
+            rtol=1e-6,
+            atol=1e-6,
+            case=describe,
+            check_dtype=False,
+        )
         ref = reference_model(sizes, weights)
         with torch.no_grad():
             ref_change = (ref(features.to(F64), captions) - ref(other.to(F64), captions))[:, 0].abs().max().item()
         if ref_change > 1e-2:  # the image does reach the first step's logits here
             change = (second[:, 0].to(F64) - first[:, 0].to(F64)).abs().max().item()
-            expect(change > 1e-3 * ref_change, f"forward(features, captions)[:, 0] did not change when the features "
-                   f"changed (largest change {change:.3g}; the image term enters at the first step)", describe)
+            expect(
+                change > 1e-3 * ref_change,
+                f"forward(features, captions)[:, 0] did not change when the features "
+                f"changed (largest change {change:.3g}; the image term enters at the first step)",
+                describe,
+            )
+
     prop()
 
 
@@ -94,19 +131,42 @@ def part_one_functions_leave_their_inputs_unchanged(student, ctx):
     model_describe += f", tokens {tokens.tolist()}, state (h (3, {sizes['H']}) |N(0, 1)|, image_term N(0, 1))"
     step_inputs, step_describe = _step_inputs((7, 3, 4, 5, "float32"), with_image=True)
     logits, targets, loss_describe, _ = _loss_inputs((8, 3, 5, 7, 1.0, "float32"))
-    sent = {"relu_rnn_step": ({"x": step_inputs["x"], "h_prev": step_inputs["h"], "W_xh": step_inputs["W_xh"],
-                               "W_hh": step_inputs["W_hh"], "b": step_inputs["b"],
-                               "image_term": step_inputs["image_term"]}, step_describe),
-            "caption_loss": ({"logits": logits, "captions": targets}, loss_describe),
-            "ShowTellRNN": ({"features": features, "captions": captions, "tokens": tokens, "state[0]": state[0],
-                             "state[1]": state[1]}, "init_state(features), step(tokens, state), forward(features, "
-                                                    "captions) on " + model_describe),
-            "parameters": (weights, "the model's parameters after init_state, step and forward on " + model_describe)}
-    out = student.call("show_and_tell.inputs_after_calls", sizes=sizes, weights=weights, **step_inputs,
-                       logits=logits, targets=targets, features=features, captions=captions, tokens=tokens,
-                       state=state)
-    expect(isinstance(out, dict) and all(isinstance(out.get(k), dict) for k in sent),
-           f"unexpected result {type_name(out)}", model_describe)
+    sent = {
+        "relu_rnn_step": (
+            {
+                "x": step_inputs["x"],
+                "h_prev": step_inputs["h"],
+                "W_xh": step_inputs["W_xh"],
+                "W_hh": step_inputs["W_hh"],
+                "b": step_inputs["b"],
+                "image_term": step_inputs["image_term"],
+            },
+            step_describe,
+        ),
+        "caption_loss": ({"logits": logits, "captions": targets}, loss_describe),
+        "ShowTellRNN": (
+            {"features": features, "captions": captions, "tokens": tokens, "state[0]": state[0], "state[1]": state[1]},
+            "init_state(features), step(tokens, state), forward(features, captions) on " + model_describe,
+        ),
+        "parameters": (weights, "the model's parameters after init_state, step and forward on " + model_describe),
+    }
+    out = student.call(
+        "show_and_tell.inputs_after_calls",
+        sizes=sizes,
+        weights=weights,
+        **step_inputs,
+        logits=logits,
+        targets=targets,
+        features=features,
+        captions=captions,
+        tokens=tokens,
+        state=state,
+    )
+    expect(
+        isinstance(out, dict) and all(isinstance(out.get(k), dict) for k in sent),
+        f"unexpected result {type_name(out)}",
+        model_describe,
+    )
     for fn, (tensors, describe) in sent.items():
         for name, before in tensors.items():
             label = f"parameter {name}" if fn == "parameters" else f"{fn}: input {name} after the call"
@@ -120,13 +180,30 @@ def part_one_functions_leave_their_inputs_unchanged(student, ctx):
 def _expect_relu_step_depends_on_x(student, inputs: dict, describe: str) -> None:
     moved_inputs = dict(inputs, x=inputs["x"] + 1)
     describe = f"the anchor of inputs left unchanged: {describe}, then x + 1"
-    got = [expect_float_tensor("relu_rnn_step", student.call("show_and_tell.relu_step", **kw),
-                               tuple(inputs["h"].shape), describe).to(F64) for kw in (inputs, moved_inputs)]
-    expected = [public.rnn_cell_oracle(kw["x"].to(F64), kw["h"].to(F64), kw["W_xh"].to(F64), kw["W_hh"].to(F64),
-                                       kw["b"].to(F64), kw["image_term"].to(F64)) for kw in (inputs, moved_inputs)]
+    got = [
+        expect_float_tensor(
+            "relu_rnn_step", student.call("show_and_tell.relu_step", **kw), tuple(inputs["h"].shape), describe
+        ).to(F64)
+        for kw in (inputs, moved_inputs)
+    ]
+    expected = [
+        public.rnn_cell_oracle(
+            kw["x"].to(F64),
+            kw["h"].to(F64),
+            kw["W_xh"].to(F64),
+            kw["W_hh"].to(F64),
+            kw["b"].to(F64),
+            kw["image_term"].to(F64),
+        )
+        for kw in (inputs, moved_inputs)
+    ]
     moved, should = float((got[0] - got[1]).abs().max()), float((expected[0] - expected[1]).abs().max())
-    expect(moved > 1e-3 * should, f"your relu_rnn_step does not depend on x: its output moves by at most {moved:.3g} "
-           f"when x becomes x + 1 (expected {should:.3g})", describe)
+    expect(
+        moved > 1e-3 * should,
+        f"your relu_rnn_step does not depend on x: its output moves by at most {moved:.3g} "
+        f"when x becomes x + 1 (expected {should:.3g})",
+        describe,
+    )
 
 
 def _expect_recall(student, scores, k, describe):
@@ -137,12 +214,17 @@ def _expect_recall(student, scores, k, describe):
 @check()
 def retrieval_on_full_size_inputs(student, ctx):
     """retrieval_scores at full size and recall_at_k on larger tied matrices are right and leave their inputs alone."""
+
     @examples(5)
-    @given(st.tuples(seeds, st.integers(8, 24), st.integers(8, 24), st.just(T_MAX), st.just(VOCAB_SIZE),
-                     st.integers(1, 200)),
-           st.tuples(seeds, st.integers(10, 40), st.sampled_from([2, 3, 0]), st.integers(1, 40)))
+    @given(
+        st.tuples(
+            seeds, st.integers(8, 24), st.integers(8, 24), st.just(T_MAX), st.just(VOCAB_SIZE), st.integers(1, 200)
+        ),
+        st.tuples(seeds, st.integers(10, 40), st.sampled_from([2, 3, 0]), st.integers(1, 40)),
+    )
     def prop(retrieval_case, ranking_case):
         _retrieval_property(student, retrieval_case, locs=4, d=3)
         seed, n, distinct, k = ranking_case
         _expect_recall(student, ranking_scores(seed, n, distinct), min(k, n), f"scores ({n}, {n}), seed={seed}")
+
     prop()

@@ -2,12 +2,13 @@
 
 Every function takes plain data (what the checks kept, see autograder/grader/training/) and returns a
 figure or a data URI; none reads files or the network."""
+
 from __future__ import annotations
 
 import base64
 import io
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import matplotlib
 
@@ -46,11 +47,25 @@ def curves(student: dict[str, Sequence[float]], reference: dict[str, Sequence[fl
     names = sorted(set(student) | set(reference))
     colours = {name: [STUDENT, "#2471a3", "#1e8449"][i % 3] for i, name in enumerate(names)}
     for name, values in reference.items():
-        ax.plot(range(1, len(values) + 1), values, "--", color=REFERENCE if len(names) == 1 else colours[name],
-                alpha=0.8, lw=1.5, label=f"reference{'' if name == 'loss' else ' ' + name} (public data)")
+        ax.plot(
+            range(1, len(values) + 1),
+            values,
+            "--",
+            color=REFERENCE if len(names) == 1 else colours[name],
+            alpha=0.8,
+            lw=1.5,
+            label=f"reference{'' if name == 'loss' else ' ' + name} (public data)",
+        )
     for name, values in student.items():
-        ax.plot(range(1, len(values) + 1), values, "o-", ms=3.5, lw=2, color=colours[name],
-                label=f"your model{'' if name == 'loss' else ' ' + name}")
+        ax.plot(
+            range(1, len(values) + 1),
+            values,
+            "o-",
+            ms=3.5,
+            lw=2,
+            color=colours[name],
+            label=f"your model{'' if name == 'loss' else ' ' + name}",
+        )
     ax.set_xlabel("epoch")
     ax.set_ylabel("mean training loss")
     ax.grid(alpha=0.3)
@@ -93,14 +108,18 @@ def attention(weights: torch.Tensor, words: Sequence[Sequence[str]], images=None
                 _overlay(ax, images[i], w, grid)
                 cell = images[i].shape[-1] / grid
             else:  # no scene image (or no square grid): the map alone
-                ax.imshow(w.reshape(grid, grid).numpy() if square else w.reshape(1, -1).numpy(), cmap="inferno",
-                          interpolation="nearest")
+                ax.imshow(
+                    w.reshape(grid, grid).numpy() if square else w.reshape(1, -1).numpy(),
+                    cmap="inferno",
+                    interpolation="nearest",
+                )
                 cell = 1.0
             ax.set_title(words[i][j], fontsize=9)
             if hard and square:
                 r, c = divmod(int(w.argmax()), grid)
-                ax.add_patch(plt.Rectangle((c * cell - 0.5, r * cell - 0.5), cell, cell, fill=False, ec="#00bcd4",
-                                           lw=1.6))
+                ax.add_patch(
+                    plt.Rectangle((c * cell - 0.5, r * cell - 0.5), cell, cell, fill=False, ec="#00bcd4", lw=1.6)
+                )
     fig.subplots_adjust(left=0.01, right=0.99, bottom=0.01, top=0.94, wspace=0.06, hspace=0.3)
     return fig
 
@@ -111,13 +130,14 @@ def histograms(columns: dict[str, Sequence[float]], maxima: dict[str, float]):
     cols = 4
     rows = math.ceil(len(names) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(11, 2.3 * rows), squeeze=False)
-    for ax in axes.flat[len(names):]:
+    for ax in axes.flat[len(names) :]:
         ax.axis("off")
     for ax, name in zip(axes.flat, names):
         values = list(columns[name])
         top = maxima.get(name) or max(values + [1.0])
-        ax.hist(values, bins=min(20, max(5, int(top))), range=(0, top), color="#2980b9", edgecolor="white",
-                linewidth=0.8)
+        ax.hist(
+            values, bins=min(20, max(5, int(top))), range=(0, top), color="#2980b9", edgecolor="white", linewidth=0.8
+        )
         ax.set_xlim(0, top)
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("points", fontsize=8)

@@ -11,6 +11,7 @@ Self-contained: inline CSS, PNGs as data URIs, no external resource (a Content-S
 no web fonts. One inline script (allowed by its hash) records load errors and broken images into attributes
 of <html> (data-rendered="ok"), which tests read from a headless browser.
 """
+
 from __future__ import annotations
 
 import base64
@@ -89,13 +90,17 @@ def _hash(text: str) -> str:
 
 def page(title: str, body: str) -> str:
     """A complete, self-contained HTML page around `body` (already escaped)."""
-    policy = (f"default-src 'none'; img-src data:; style-src '{_hash(STYLE)}'; script-src '{_hash(SCRIPT)}'; "
-              "base-uri 'none'; form-action 'none'")
-    return (f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-            f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-            f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n<script>{SCRIPT}</script>\n</head>\n"
-            f"<body>\n{body}\n</body>\n</html>\n")
+    policy = (
+        f"default-src 'none'; img-src data:; style-src '{_hash(STYLE)}'; script-src '{_hash(SCRIPT)}'; "
+        "base-uri 'none'; form-action 'none'"
+    )
+    return (
+        f'<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"<title>{escape(title)}</title>\n<style>{STYLE}</style>\n<script>{SCRIPT}</script>\n</head>\n"
+        f"<body>\n{body}\n</body>\n</html>\n"
+    )
 
 
 def points(value: float) -> str:
@@ -108,8 +113,10 @@ def meter(got: float, out_of: float) -> str:
 
 # -- one submission ----------------------------------------------------------------------------------------
 
+
 def _training_checks() -> set[tuple[str, str]]:
     from autograder.grader.checks import all_checks
+
     return {(c.part, c.name) for checks in all_checks().values() for c in checks if c.training}
 
 
@@ -125,32 +132,41 @@ def _check_rows(results) -> str:
         r = item
         state = "pass" if r.passed else "fail"
         output = "" if r.passed else f'<pre class="output">{escape(r.output)}</pre>'
-        rows.append(f'<tr class="check {state}" data-check="{escape(r.name)}" data-visibility="{escape(r.visibility)}">'
-                    f'<td class="num">{escape(r.number)}</td>'
-                    f'<td class="desc">{escape(r.description)} <code>{escape(r.name)}</code>{output}</td>'
-                    f'<td><span class="badge">{"PASS" if r.passed else "FAIL"}</span></td>'
-                    f'<td class="num">{points(r.score)} / {points(r.max_score)}</td></tr>')
-    return ('<table class="checks"><thead><tr><th class="num">#</th><th>check</th><th>result</th>'
-            '<th class="num">points</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>")
+        rows.append(
+            f'<tr class="check {state}" data-check="{escape(r.name)}" data-visibility="{escape(r.visibility)}">'
+            f'<td class="num">{escape(r.number)}</td>'
+            f'<td class="desc">{escape(r.description)} <code>{escape(r.name)}</code>{output}</td>'
+            f'<td><span class="badge">{"PASS" if r.passed else "FAIL"}</span></td>'
+            f'<td class="num">{points(r.score)} / {points(r.max_score)}</td></tr>'
+        )
+    return (
+        '<table class="checks"><thead><tr><th class="num">#</th><th>check</th><th>result</th>'
+        '<th class="num">points</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>"
+    )
 
 
 def _group_row(group: Group) -> str:
     """One row for the checks of a Group: its line (the TODO and the checks that wait for it; or the output every
     check of the part failed with), and the checks it stands for under a disclosure."""
     names = " ".join(r.name for r in group.results)
-    listed = "".join(f"<li>{escape(r.number)} {escape(r.description)} <code>{escape(r.name)}</code></li>"
-                     for r in group.results)
+    listed = "".join(
+        f"<li>{escape(r.number)} {escape(r.description)} <code>{escape(r.name)}</code></li>" for r in group.results
+    )
     if group.todo:
         line = escape(group.line)
     else:
-        line = (f"All {len(group.results)} checks of this part failed: "
-                f'<pre class="output">{escape(group.results[0].output)}</pre>')
-    return (f'<tr class="check fail group" data-checks="{escape(names)}" data-todo="{escape(group.todo)}">'
-            f'<td class="num">{escape(group.results[0].number)}{"&hellip;" * (len(group.results) > 1)}</td>'
-            f'<td class="desc">{line}<details><summary class="muted">the {len(group.results)} '
-            f'check{"s" * (len(group.results) > 1)}</summary><ul class="muted">{listed}</ul></details></td>'
-            f'<td><span class="badge">FAIL</span></td>'
-            f'<td class="num">0 / {points(group.max_score)}</td></tr>')
+        line = (
+            f"All {len(group.results)} checks of this part failed: "
+            f'<pre class="output">{escape(group.results[0].output)}</pre>'
+        )
+    return (
+        f'<tr class="check fail group" data-checks="{escape(names)}" data-todo="{escape(group.todo)}">'
+        f'<td class="num">{escape(group.results[0].number)}{"&hellip;" * (len(group.results) > 1)}</td>'
+        f'<td class="desc">{line}<details><summary class="muted">the {len(group.results)} '
+        f'check{"s" * (len(group.results) > 1)}</summary><ul class="muted">{listed}</ul></details></td>'
+        f'<td><span class="badge">FAIL</span></td>'
+        f'<td class="num">0 / {points(group.max_score)}</td></tr>'
+    )
 
 
 def _scene_cell(scenes: dict, i: int, rows: int = 1) -> str:
@@ -158,26 +174,40 @@ def _scene_cell(scenes: dict, i: int, rows: int = 1) -> str:
     images = scenes.get("images")
     if images is None or i >= len(images):
         return f"{td}scene {i + 1}</td>"
-    return (f'{td}<img class="scene" src="{figures.image_uri(images[i])}" '
-            f'alt="hidden test scene {i + 1}" width="72" height="72"></td>')
+    return (
+        f'{td}<img class="scene" src="{figures.image_uri(images[i])}" '
+        f'alt="hidden test scene {i + 1}" width="72" height="72"></td>'
+    )
 
 
 def _mark(caption: str, references: list[str]) -> str:
-    return '<span class="right" title="one of the references">&#10003;</span>' if caption in references else \
-        '<span class="wrong" title="not one of the references">&#10007;</span>'
+    return (
+        '<span class="right" title="one of the references">&#10003;</span>'
+        if caption in references
+        else '<span class="wrong" title="not one of the references">&#10007;</span>'
+    )
 
 
 def _figure(kind: str, title: str, content: str, caption: str, wide: bool = False) -> str:
-    return (f'<figure class="figure{" wide" if wide else ""}" data-figure="{kind}"><h3>{escape(title)}</h3>{content}'
-            f"<figcaption>{caption}</figcaption></figure>")
+    return (
+        f'<figure class="figure{" wide" if wide else ""}" data-figure="{kind}"><h3>{escape(title)}</h3>{content}'
+        f"<figcaption>{caption}</figcaption></figure>"
+    )
 
 
 def _curves_figure(part: str, curves: dict, reference: dict) -> str:
     uri = figures.data_uri(figures.curves(curves, reference.get(part, {})))
-    note = ("dashed: the reference solution trained the same way on the public data" if reference.get(part)
-            else "the reference's curve is not available")
-    return _figure("curves", "Training curve", f'<img class="plot" src="{uri}" alt="training loss per epoch">',
-                   f"Mean training loss per epoch of your model on the hidden training scenes; {note}.")
+    note = (
+        "dashed: the reference solution trained the same way on the public data"
+        if reference.get(part)
+        else "the reference's curve is not available"
+    )
+    return _figure(
+        "curves",
+        "Training curve",
+        f'<img class="plot" src="{uri}" alt="training loss per epoch">',
+        f"Mean training loss per epoch of your model on the hidden training scenes; {note}.",
+    )
 
 
 def _captions_figure(part: str, captions: dict, scenes: dict) -> str:
@@ -192,32 +222,46 @@ def _captions_figure(part: str, captions: dict, scenes: dict) -> str:
             caption = captions[s][i] if i < len(captions[s]) else ""
             mark = _mark(caption, refs) if s in ("greedy", "factual") else ""
             cells.append(f"<td>{mark} {escape(caption) or '<em>(empty)</em>'}</td>")
-        rows.append(f"<tr>{_scene_cell(scenes, i)}{''.join(cells)}"
-                    f'<td class="refs">{"<br>".join(escape(r) for r in refs)}</td></tr>')
-    table = (f'<table class="samples"><thead><tr><th>scene</th>{head}<th>reference captions</th></tr></thead>'
-             f"<tbody>{''.join(rows)}</tbody></table>")
+        rows.append(
+            f"<tr>{_scene_cell(scenes, i)}{''.join(cells)}"
+            f'<td class="refs">{"<br>".join(escape(r) for r in refs)}</td></tr>'
+        )
+    table = (
+        f'<table class="samples"><thead><tr><th>scene</th>{head}<th>reference captions</th></tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
     if styled:
         title = "Style swap"
-        caption = ("The same scenes captioned by your trained StyleNet with the factual factor and with the romantic "
-                   "one (greedy); &#10003;: the factual caption is a reference.")
+        caption = (
+            "The same scenes captioned by your trained StyleNet with the factual factor and with the romantic "
+            "one (greedy); &#10003;: the factual caption is a reference."
+        )
     else:
-        title, caption = "Captions of test scenes", ("Greedy captions of your trained model on the first "
-                                                     f"{len(references)} hidden test scenes; &#10003;: one of the "
-                                                     "scene's reference captions.")
+        title, caption = (
+            "Captions of test scenes",
+            (
+                "Greedy captions of your trained model on the first "
+                f"{len(references)} hidden test scenes; &#10003;: one of the "
+                "scene's reference captions."
+            ),
+        )
     return _figure("styles" if styled else "captions", title, table, caption, wide=True)
 
 
 def _attention_figure(attention: dict, scenes: dict) -> str:
     images = scenes.get("images") if scenes else None
     words = attention["words"]
-    uri = figures.data_uri(figures.attention(attention["weights"][:len(words)], words, images, attention["hard"]))
+    uri = figures.data_uri(figures.attention(attention["weights"][: len(words)], words, images, attention["hard"]))
     if attention["hard"]:
-        caption = ("Hard attention: at each step the decoder reads the location of highest weight (outlined); the "
-                   "heat map is the distribution it was drawn from during training. Title: the word emitted.")
+        caption = (
+            "Hard attention: at each step the decoder reads the location of highest weight (outlined); the "
+            "heat map is the distribution it was drawn from during training. Title: the word emitted."
+        )
     else:
         caption = "Soft attention: the weights behind each emitted word (the word is above its map)."
-    return _figure("attention", "Attention maps", f'<img class="plot" src="{uri}" alt="attention maps">', caption,
-                   wide=True)
+    return _figure(
+        "attention", "Attention maps", f'<img class="plot" src="{uri}" alt="attention maps">', caption, wide=True
+    )
 
 
 def _beams_figure(beams: dict, scenes: dict) -> str:
@@ -227,13 +271,23 @@ def _beams_figure(beams: dict, scenes: dict) -> str:
         for rank, (caption, score) in enumerate(zip(captions, scores)):
             scene = _scene_cell(scenes or {}, i, len(captions)) if rank == 0 else ""
             shown = f"{score:.3f}" if math.isfinite(score) else "&minus;&infin;"
-            rows.append(f"<tr>{scene}<td class=\"num\">{rank + 1}</td><td>{_mark(caption, refs)} "
-                        f"{escape(caption) or '<em>(empty)</em>'}</td><td class=\"num\">{shown}</td></tr>")
-    table = ('<table class="samples"><thead><tr><th>scene</th><th class="num">beam</th><th>caption</th>'
-             '<th class="num">log p</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>")
+            rows.append(
+                f'<tr>{scene}<td class="num">{rank + 1}</td><td>{_mark(caption, refs)} '
+                f'{escape(caption) or "<em>(empty)</em>"}</td><td class="num">{shown}</td></tr>'
+            )
+    table = (
+        '<table class="samples"><thead><tr><th>scene</th><th class="num">beam</th><th>caption</th>'
+        '<th class="num">log p</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>"
+    )
     k = max((len(c) for c in beams["captions"]), default=0)
-    return _figure("beams", "Beam search", table, f"The reference beam search (width {k}) run on your trained model: "
-                   "each beam's caption and its total log-probability, best first.", wide=True)
+    return _figure(
+        "beams",
+        "Beam search",
+        table,
+        f"The reference beam search (width {k}) run on your trained model: "
+        "each beam's caption and its total log-probability, best first.",
+        wide=True,
+    )
 
 
 def part_figures(part: str, artifacts: dict, reference: dict) -> list[str]:
@@ -242,8 +296,10 @@ def part_figures(part: str, artifacts: dict, reference: dict) -> list[str]:
     scenes = artifacts.get("scenes") or {}
     wanted = [
         ("curves", lambda: _curves_figure(part, artifacts["curves"], reference)),
-        ("captions", lambda: _captions_figure(part, artifacts["captions"], scenes) if scenes.get("references")
-         else None),
+        (
+            "captions",
+            lambda: _captions_figure(part, artifacts["captions"], scenes) if scenes.get("references") else None,
+        ),
         ("attention", lambda: _attention_figure(artifacts["attention"], scenes)),
         ("beams", lambda: _beams_figure(artifacts["beams"], scenes)),
     ]
@@ -274,21 +330,27 @@ def _part_section(part, results, artifacts: dict, reference: dict, training: set
             body += '<p class="note no-figures">No figures: the training run returned nothing a figure can show.</p>'
         else:
             numbers = ", ".join(r.number for r in trained if not r.passed)
-            body += (f'<p class="note no-figures">No figures of your trained model: the training run of check '
-                     f"{escape(numbers)} did not return a trained model (see its message above).</p>")
-    return (f'<section class="part" id="part-{part.module}" data-part="{part.module}">'
-            f'<header><h2>Part {part.number} &middot; {escape(part.title)} '
-            f'<span class="muted">({part.module}.py)</span></h2>'
-            f'<span class="score">{meter(got, out_of)} {points(got)} / {points(out_of)}</span></header>'
-            f"{body}</section>")
+            body += (
+                f'<p class="note no-figures">No figures of your trained model: the training run of check '
+                f"{escape(numbers)} did not return a trained model (see its message above).</p>"
+            )
+    return (
+        f'<section class="part" id="part-{part.module}" data-part="{part.module}">'
+        f"<header><h2>Part {part.number} &middot; {escape(part.title)} "
+        f'<span class="muted">({part.module}.py)</span></h2>'
+        f'<span class="score">{meter(got, out_of)} {points(got)} / {points(out_of)}</span></header>'
+        f"{body}</section>"
+    )
 
 
 # Why a report may leave out the figures of the student's trained models: they draw what the student's code returned
 # from a worker that held the hidden scenes and the references of earlier parts, so code written to do it can carry
 # hundreds of bits of them out (docs/security.md, residual channels). A course that reuses the assignment and keeps
 # its references past the due date hands out reports without them (`--no-trained-figures`).
-WITHOUT_TRAINED_FIGURES = ("This report leaves out the figures of your trained model: they would show what your code "
-                           "returned while it held the hidden scenes. The training check's result is above.")
+WITHOUT_TRAINED_FIGURES = (
+    "This report leaves out the figures of your trained model: they would show what your code "
+    "returned while it held the hidden scenes. The training check's result is above."
+)
 
 
 def render_report(report, submission: str = "", generated: str | None = None, trained_figures: bool = True) -> str:
@@ -301,27 +363,42 @@ def render_report(report, submission: str = "", generated: str | None = None, tr
     summary = "".join(
         f'<tr><td><a href="#part-{p.module}">Part {p.number}</a></td><td>{escape(p.title)}</td>'
         f'<td>{meter(*totals[p.module])}</td><td class="num">{points(totals[p.module][0])} / '
-        f"{points(totals[p.module][1])}</td></tr>" for p in parts)
-    sections = "".join(_part_section(p, [r for r in report.results if r.part == p.module],
-                                     report.artifacts.get(p.module, {}), reference, training, trained_figures)
-                       for p in parts)
+        f"{points(totals[p.module][1])}</td></tr>"
+        for p in parts
+    )
+    sections = "".join(
+        _part_section(
+            p,
+            [r for r in report.results if r.part == p.module],
+            report.artifacts.get(p.module, {}),
+            reference,
+            training,
+            trained_figures,
+        )
+        for p in parts
+    )
     generated = generated or time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     hidden = any(r.visibility == "hidden" for r in report.results)
     shown = " and figures of models trained on hidden scenes" if trained_figures else ""
-    notice = ("" if not hidden else
-              f'<p class="notice">This report includes the results of hidden checks{shown}: give it to students '
-              "when hidden results are released (after the due date).</p>")
+    notice = (
+        ""
+        if not hidden
+        else f'<p class="notice">This report includes the results of hidden checks{shown}: give it to students '
+        "when hidden results are released (after the due date).</p>"
+    )
     notes = "".join(f"<li>{escape(n)}</li>" for n in report.notes)
-    body = (f"<header><h1>Feedback report</h1>"
-            f'<p class="meta">{escape(submission) + " &middot; " if submission else ""}graded {escape(generated)} '
-            f"in {report.seconds:.0f} s</p>"
-            f'<p class="total" data-score="{report.score:g}" data-max-score="{report.max_score:g}">Total: '
-            f"{points(report.score)} / {points(report.max_score)}</p>{notice}"
-            f'<table class="parts"><thead><tr><th>part</th><th>topic</th><th></th><th class="num">points</th></tr>'
-            f"</thead><tbody>{summary}</tbody></table></header>"
-            f"<main>{sections}</main>"
-            f'<footer class="muted"><ul>{notes}</ul><p>Each failed check shows what it found; a hidden check shows '
-            f"only the property it tests.</p></footer>")
+    body = (
+        f"<header><h1>Feedback report</h1>"
+        f'<p class="meta">{escape(submission) + " &middot; " if submission else ""}graded {escape(generated)} '
+        f"in {report.seconds:.0f} s</p>"
+        f'<p class="total" data-score="{report.score:g}" data-max-score="{report.max_score:g}">Total: '
+        f"{points(report.score)} / {points(report.max_score)}</p>{notice}"
+        f'<table class="parts"><thead><tr><th>part</th><th>topic</th><th></th><th class="num">points</th></tr>'
+        f"</thead><tbody>{summary}</tbody></table></header>"
+        f"<main>{sections}</main>"
+        f'<footer class="muted"><ul>{notes}</ul><p>Each failed check shows what it found; a hidden check shows '
+        f"only the property it tests.</p></footer>"
+    )
     return page(f"Feedback report{': ' + submission if submission else ''}", body)
 
 

@@ -12,6 +12,7 @@ depends on the data only through its distribution, which the public and the hidd
 public data holds nothing hidden. Regenerate after changing a part's training recipe; tests/test_report.py
 fails when the file and the specs' epochs disagree.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,7 +21,9 @@ import tempfile
 from pathlib import Path
 
 CURVES_FILE = Path(__file__).resolve().parent / "reference_curves.json"
-PUBLIC_SEED = 0   # shared.encoder.load_data's default: the public training scenes (test scenes: seed 1)
+PUBLIC_SEED = 0  # shared.encoder.load_data's default: the public training scenes (test scenes: seed 1)
+
+
 def measure(parts: tuple[str, ...] | None = None, seed: int = PUBLIC_SEED) -> dict:
     """Train each part's reference on the public data with its check's recipe; return the curves document."""
     import torch
@@ -30,17 +33,22 @@ def measure(parts: tuple[str, ...] | None = None, seed: int = PUBLIC_SEED) -> di
 
     torch.set_num_threads(1)
     ctx = GradingContext(Path(tempfile.mkdtemp(prefix="captionkit-curves-")), seed=seed)
-    document = {"about": "per-epoch mean training loss of the reference, public data (seed 0), "
-                         "written by python -m autograder reference-curves",
-                "torch": torch.__version__.split("+")[0], "parts": {}}
+    document = {
+        "about": "per-epoch mean training loss of the reference, public data (seed 0), "
+        "written by python -m autograder reference-curves",
+        "torch": torch.__version__.split("+")[0],
+        "parts": {},
+    }
     for part in parts or tuple(SPECS):
         spec = SPECS[part]
         history = spec.reference_model(ctx, seed).history
         # the same names the check keeps the student's curves under (TrainingSpec.curves)
         curves = {name: [round(float(v), 4) for v in getattr(history, key)] for name, key in spec.curves.items()}
         document["parts"][part] = {"epochs": spec.epochs, "curves": curves}
-        print(f"{part}: " + "; ".join(f"{name} {values[0]:.3f} -> {values[-1]:.3f}" for name, values in curves.items()),
-              flush=True)
+        print(
+            f"{part}: " + "; ".join(f"{name} {values[0]:.3f} -> {values[-1]:.3f}" for name, values in curves.items()),
+            flush=True,
+        )
     return document
 
 
@@ -60,7 +68,9 @@ def load(path: Path = CURVES_FILE) -> dict[str, dict[str, list[float]]]:
     draws the student's curve alone)."""
     try:
         parts = json.loads(Path(path).read_text())["parts"]
-        return {part: {str(name): [float(x) for x in values] for name, values in entry["curves"].items()}
-                for part, entry in parts.items()}
+        return {
+            part: {str(name): [float(x) for x in values] for name, values in entry["curves"].items()}
+            for part, entry in parts.items()
+        }
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return {}

@@ -2,6 +2,7 @@
 autograder/grader/gradescope.py) and nbgrader's nbgrader_config.py (instructor/nbgrader_course.py). A template's
 placeholders are @NAME@; render() fills every one of them (the student handout's README, instructor/handout_files/, is
 rendered the same way)."""
+
 from __future__ import annotations
 
 import re

@@ -24,13 +24,39 @@ Adding a trained part: write its recipe (autograder/worker/recipes/<part>.py, `t
 budget and threshold (autograder/public/training.py, PUBLISHED), add its module here (one `training_check(
 TrainingSpec(...))`, imported below) and one entry to the rubric (docs/grader.md shows an example).
 """
+
 from autograder.grader.training import attention, lstm_a, reinforce, show_and_tell, stylenet  # noqa: F401 (register)
 from autograder.grader.training.keeping import SHOWN, keep_attention, keep_beams, keep_run
 from autograder.grader.training.show_and_tell import hidden_retrieval_set, retrieval_file, trained_recall_at_1
-from autograder.grader.training.spec import (SPECS, ReplyCheck, StoppedRun, TrainedRun, TrainingSpec,
-                                             register_reply_check, run_within_budget, share_split, stops_at_threshold,
-                                             training_check)
+from autograder.grader.training.spec import (
+    SPECS,
+    ReplyCheck,
+    StoppedRun,
+    TrainedRun,
+    TrainingSpec,
+    register_reply_check,
+    run_within_budget,
+    share_split,
+    stops_at_threshold,
+    training_check,
+)
 
-__all__ = ["SHOWN", "SPECS", "ReplyCheck", "StoppedRun", "TrainedRun", "TrainingSpec", "hidden_retrieval_set",
-           "keep_attention", "keep_beams", "keep_run", "register_reply_check", "retrieval_file", "run_within_budget",
-           "share_split", "stops_at_threshold", "trained_recall_at_1", "training_check"]
+__all__ = [
+    "SHOWN",
+    "SPECS",
+    "ReplyCheck",
+    "StoppedRun",
+    "TrainedRun",
+    "TrainingSpec",
+    "hidden_retrieval_set",
+    "keep_attention",
+    "keep_beams",
+    "keep_run",
+    "register_reply_check",
+    "retrieval_file",
+    "run_within_budget",
+    "share_split",
+    "stops_at_threshold",
+    "trained_recall_at_1",
+    "training_check",
+]

@@ -1,4 +1,5 @@
 """Part 4's training check: soft attention."""
+
 from __future__ import annotations
 
 import torch
@@ -12,7 +13,7 @@ from shared.training import seed_everything, train
 
 # -- Part 4: soft attention --------------------------------------------------------------------------------------
 
-ATTENTION_GRID = PUBLISHED["attention"].options["grid"]   # coordinate channels for the 8 x 8 annotation grid
+ATTENTION_GRID = PUBLISHED["attention"].options["grid"]  # coordinate channels for the 8 x 8 annotation grid
 
 
 def _attention_inputs(ctx: GradingContext) -> tuple[torch.Tensor, torch.Tensor]:
@@ -30,8 +31,15 @@ def _attention_reference(ctx: GradingContext, seed: int, epochs: int, prepared=N
     grids, tokens = prepared if prepared is not None else _attention_inputs(ctx)
     seed_everything(seed)
     model = AttnCaptioner()
-    model.history = train(model, lambda m, idx: caption_loss(m(grids[idx], tokens[idx])[0], tokens[idx]), len(tokens),
-                          epochs, spec.batch_size, spec.lr, seed=seed)
+    model.history = train(
+        model,
+        lambda m, idx: caption_loss(m(grids[idx], tokens[idx])[0], tokens[idx]),
+        len(tokens),
+        epochs,
+        spec.batch_size,
+        spec.lr,
+        seed=seed,
+    )
     return model
 
 
@@ -41,11 +49,17 @@ def _attention_reply(model: nn.Module, ctx: GradingContext) -> dict:
     return greedy_reply(model, model.init_state(with_coords(ctx.data.test.grids, ATTENTION_GRID)))
 
 
-training_check(TrainingSpec(
-    part="attention", check="trained_soft_attention_reaches_the_threshold",
-    description="Trained {spec.epochs} epochs on hidden scenes with coordinates, the captioner reaches the exact-match "
-                "threshold in time.",
-    published=PUBLISHED["attention"],
-    train_reference=_attention_reference, prepare=_attention_inputs, reference_reply=_attention_reply,
-    options={"shown": SHOWN},
-    figures=("attention",)))
+training_check(
+    TrainingSpec(
+        part="attention",
+        check="trained_soft_attention_reaches_the_threshold",
+        description="Trained {spec.epochs} epochs on hidden scenes with coordinates, the captioner reaches the exact-match "
+        "threshold in time.",
+        published=PUBLISHED["attention"],
+        train_reference=_attention_reference,
+        prepare=_attention_inputs,
+        reference_reply=_attention_reply,
+        options={"shown": SHOWN},
+        figures=("attention",),
+    )
+)

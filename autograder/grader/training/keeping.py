@@ -1,5 +1,6 @@
 """What a training check keeps of the student's run for the feedback report (autograder/grader/report): its curves,
 its captions of the shown hidden scenes, attention maps and beams."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 # says why that is shown and when. Keeping never raises and never changes a verdict: what is malformed is
 # left out, and the report says the figure is missing.
 
-SHOWN = 4            # hidden test scenes a report shows (the first ones of the test split)
+SHOWN = 4  # hidden test scenes a report shows (the first ones of the test split)
 
 
 def _captions(tokens, n: int) -> list[str] | None:
@@ -69,10 +70,19 @@ def keep_attention(ctx: GradingContext, part: str, attention, hard: bool = False
     if not isinstance(attention, dict):
         return
     weights, tokens = attention.get("weights"), attention.get("tokens")
-    if not (isinstance(weights, torch.Tensor) and isinstance(tokens, torch.Tensor) and weights.dim() == 3
-            and weights.is_floating_point() and tokens.dim() == 2 and tokens.dtype == torch.long
-            and tuple(weights.shape[:2]) == tuple(tokens.shape) and 0 < weights.shape[0] <= SHOWN
-            and weights.shape[1] <= 2 * T_MAX and weights.shape[2] <= 1024 and torch.isfinite(weights).all()):
+    if not (
+        isinstance(weights, torch.Tensor)
+        and isinstance(tokens, torch.Tensor)
+        and weights.dim() == 3
+        and weights.is_floating_point()
+        and tokens.dim() == 2
+        and tokens.dtype == torch.long
+        and tuple(weights.shape[:2]) == tuple(tokens.shape)
+        and 0 < weights.shape[0] <= SHOWN
+        and weights.shape[1] <= 2 * T_MAX
+        and weights.shape[2] <= 1024
+        and torch.isfinite(weights).all()
+    ):
         return
     words = []
     for row in tokens.tolist():
@@ -92,9 +102,17 @@ def keep_beams(ctx: GradingContext, part: str, beams) -> None:
     if not isinstance(beams, dict):
         return
     tokens, scores = beams.get("tokens"), beams.get("scores")
-    if not (isinstance(tokens, torch.Tensor) and isinstance(scores, torch.Tensor) and tokens.dim() == 3
-            and tokens.dtype == torch.long and scores.dim() == 2 and tuple(scores.shape) == tuple(tokens.shape[:2])
-            and 0 < tokens.shape[0] <= SHOWN and tokens.shape[1] <= 16 and scores.is_floating_point()):
+    if not (
+        isinstance(tokens, torch.Tensor)
+        and isinstance(scores, torch.Tensor)
+        and tokens.dim() == 3
+        and tokens.dtype == torch.long
+        and scores.dim() == 2
+        and tuple(scores.shape) == tuple(tokens.shape[:2])
+        and 0 < tokens.shape[0] <= SHOWN
+        and tokens.shape[1] <= 16
+        and scores.is_floating_point()
+    ):
         return
     try:
         captions = [decode_batch(beam) for beam in tokens]
@@ -106,8 +124,12 @@ def keep_beams(ctx: GradingContext, part: str, beams) -> None:
 def keep(spec: TrainingSpec, out, ctx: GradingContext) -> None:
     """Keep what `spec` says the report shows of the student's run: its curves, its captions of the shown scenes
     (with those scenes) and its figures."""
-    keep_run(ctx, spec.part, curves={name: reply(out, key) for name, key in spec.curves.items()},
-             captions={name: _dig(out, keys) for name, keys in spec.captions.items()})
+    keep_run(
+        ctx,
+        spec.part,
+        curves={name: reply(out, key) for name, key in spec.curves.items()},
+        captions={name: _dig(out, keys) for name, keys in spec.captions.items()},
+    )
     for figure in spec.figures:
         FIGURES[figure](ctx, spec.part, out)
 

@@ -1,4 +1,5 @@
 """Part 5's training check: hard attention trained by REINFORCE."""
+
 from __future__ import annotations
 
 from torch import nn
@@ -11,6 +12,7 @@ from shared.training import seed_everything, train
 
 # -- Part 5: hard attention (REINFORCE) ----------------------------------------------------------------------------
 
+
 def _reinforce_reference(ctx: GradingContext, seed: int, epochs: int, prepared=None) -> nn.Module:
     from shared.encoder import GRID
     from solutions.attention import AttnCaptioner, with_coords
@@ -20,8 +22,15 @@ def _reinforce_reference(ctx: GradingContext, seed: int, epochs: int, prepared=N
     features, tokens = with_coords(ctx.data.train.grids, GRID), ctx.data.train.scenes.tokens
     seed_everything(seed)
     model = AttnCaptioner()
-    model.history = train(model, HardAttentionLoss(features, tokens, seed=seed), len(tokens), epochs,
-                          spec.batch_size, lr=spec.lr, seed=seed)
+    model.history = train(
+        model,
+        HardAttentionLoss(features, tokens, seed=seed),
+        len(tokens),
+        epochs,
+        spec.batch_size,
+        lr=spec.lr,
+        seed=seed,
+    )
     return model
 
 
@@ -34,11 +43,16 @@ def _reinforce_reply(model: nn.Module, ctx: GradingContext) -> dict:
     return greedy_reply(decoder, decoder.init_state(with_coords(ctx.data.test.grids, GRID)))
 
 
-training_check(TrainingSpec(
-    part="reinforce", check="trained_hard_attention_reaches_the_threshold",
-    description="Hard attention trained by REINFORCE for {spec.epochs} epochs on hidden scenes reaches the exact-match "
-                "threshold in time.",
-    published=PUBLISHED["reinforce"],
-    train_reference=_reinforce_reference, reference_reply=_reinforce_reply,
-    options={"shown": SHOWN},
-    figures=("hard attention",)))
+training_check(
+    TrainingSpec(
+        part="reinforce",
+        check="trained_hard_attention_reaches_the_threshold",
+        description="Hard attention trained by REINFORCE for {spec.epochs} epochs on hidden scenes reaches the exact-match "
+        "threshold in time.",
+        published=PUBLISHED["reinforce"],
+        train_reference=_reinforce_reference,
+        reference_reply=_reinforce_reply,
+        options={"shown": SHOWN},
+        figures=("hard attention",),
+    )
+)

@@ -1,8 +1,9 @@
 """Part 1's training check, and the retrieval reply check graded on the same run."""
+
 from __future__ import annotations
 
 import hashlib
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -16,16 +17,26 @@ from shared.training import seed_everything, train
 
 # -- Part 1: Show and Tell -------------------------------------------------------------------------------------
 
-def _show_and_tell_reference(ctx: GradingContext, seed: int, epochs: int, prepared=None,
-                             watch: Callable[[nn.Module], Callable] | None = None) -> nn.Module:
+
+def _show_and_tell_reference(
+    ctx: GradingContext, seed: int, epochs: int, prepared=None, watch: Callable[[nn.Module], Callable] | None = None
+) -> nn.Module:
     from solutions.show_and_tell import ShowTellRNN, caption_loss
 
     spec = SPECS["show_and_tell"]
     grids, tokens = ctx.data.train.grids, ctx.data.train.scenes.tokens
     seed_everything(seed)
     model = ShowTellRNN()
-    model.history = train(model, lambda m, idx: caption_loss(m(grids[idx], tokens[idx]), tokens[idx]), len(tokens),
-                          epochs, spec.batch_size, spec.lr, seed=seed, on_epoch=watch(model) if watch else None)
+    model.history = train(
+        model,
+        lambda m, idx: caption_loss(m(grids[idx], tokens[idx]), tokens[idx]),
+        len(tokens),
+        epochs,
+        spec.batch_size,
+        spec.lr,
+        seed=seed,
+        on_epoch=watch(model) if watch else None,
+    )
     return model
 
 
@@ -41,6 +52,7 @@ def _show_and_tell_reply(model: nn.Module, ctx: GradingContext) -> dict:
 
 # -- Part 1's retrieval: the lecture's section 9, ranked by the student's retrieval_scores with the trained model ---
 
+
 def hidden_retrieval_set(ctx: GradingContext) -> RetrievalSet:
     """The retrieval set of this grading run: the distinct scenes of ctx.retrieval_split (the hidden retrieval split),
     captions in an order drawn from a seed derived from the test secret (the same in every run: a submission's grade
@@ -53,9 +65,11 @@ def retrieval_file(ctx: GradingContext) -> dict:
     """The recipe's inputs of the retrieval reply check: a file of the retrieval set's features and captions (in the
     order sent), and how long the student's retrieval_scores may run the trained model (LIMITS.retrieval); the order
     stays in the grading process."""
+
     def make():
         retrieval = hidden_retrieval_set(ctx)
         return {"features": retrieval.features, "captions": retrieval.captions}
+
     return retrieval_inputs(ctx.share("retrieval", make))
 
 
@@ -67,9 +81,11 @@ def trained_recall_at_1(out, ctx: GradingContext) -> float:
 
 def _broken_retrieval(make_scores: Callable[[nn.Module, RetrievalSet], torch.Tensor]):
     """A broken model's reply for calibrate: the scores make_scores(model, retrieval set) returns."""
+
     def reply_of(model: nn.Module, ctx: GradingContext) -> dict:
         with torch.no_grad():
             return {"retrieval": {"scores": make_scores(model, hidden_retrieval_set(ctx))}}
+
     return reply_of
 
 
@@ -79,25 +95,36 @@ def _reference_scores(model, retrieval, features=None):
     return retrieval_scores(model, retrieval.features if features is None else features, retrieval.captions)
 
 
-training_check(TrainingSpec(
-    part="show_and_tell", check="trained_show_and_tell_reaches_the_threshold",
-    description="Trained for {spec.epochs} epochs on hidden scenes, the captioner reaches the exact-match threshold "
-                "in time.",
-    published=PUBLISHED["show_and_tell"],
-    train_reference=_show_and_tell_reference,
-    reference_reply=_show_and_tell_reply,
-    options={"shown": SHOWN, "beam_width": 3},   # the beams of the trained model a feedback report shows
-    inputs=retrieval_file,
-    figures=("beams",),
-    reply_checks=(ReplyCheck(
-        check="trained_show_and_tell_retrieves_the_right_image",
-        description="With the model the training check trained, your retrieval_scores ranks each hidden caption's "
-                    "own image first often enough (recall@1 at least {extra.threshold}).",
-        published=PUBLISHED["show_and_tell"].retrieval,
-        score=trained_recall_at_1,
-        broken={"scores transposed": _broken_retrieval(lambda m, r: _reference_scores(m, r).T),
-                "image features zeroed": _broken_retrieval(
-                    lambda m, r: _reference_scores(m, r, torch.zeros_like(r.features))),
-                "image features of another scene": _broken_retrieval(
-                    lambda m, r: _reference_scores(m, r, r.features.roll(1, 0))),
-                "a diagonal (no model)": _broken_retrieval(lambda m, r: torch.eye(len(r.order)))}),)))
+training_check(
+    TrainingSpec(
+        part="show_and_tell",
+        check="trained_show_and_tell_reaches_the_threshold",
+        description="Trained for {spec.epochs} epochs on hidden scenes, the captioner reaches the exact-match threshold "
+        "in time.",
+        published=PUBLISHED["show_and_tell"],
+        train_reference=_show_and_tell_reference,
+        reference_reply=_show_and_tell_reply,
+        options={"shown": SHOWN, "beam_width": 3},  # the beams of the trained model a feedback report shows
+        inputs=retrieval_file,
+        figures=("beams",),
+        reply_checks=(
+            ReplyCheck(
+                check="trained_show_and_tell_retrieves_the_right_image",
+                description="With the model the training check trained, your retrieval_scores ranks each hidden caption's "
+                "own image first often enough (recall@1 at least {extra.threshold}).",
+                published=PUBLISHED["show_and_tell"].retrieval,
+                score=trained_recall_at_1,
+                broken={
+                    "scores transposed": _broken_retrieval(lambda m, r: _reference_scores(m, r).T),
+                    "image features zeroed": _broken_retrieval(
+                        lambda m, r: _reference_scores(m, r, torch.zeros_like(r.features))
+                    ),
+                    "image features of another scene": _broken_retrieval(
+                        lambda m, r: _reference_scores(m, r, r.features.roll(1, 0))
+                    ),
+                    "a diagonal (no model)": _broken_retrieval(lambda m, r: torch.eye(len(r.order))),
+                },
+            ),
+        ),
+    )
+)

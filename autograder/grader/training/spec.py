@@ -1,9 +1,10 @@
 """A training check declared (TrainingSpec), registered (training_check, SPECS), run within its time budget
 (run_within_budget), and the reply checks graded on the same run (ReplyCheck)."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import torch
 from torch import nn
@@ -37,14 +38,15 @@ class TrainingSpec:
     `train_reference` of a spec with `reply_checks` also takes `watch` (model -> shared.training.train's
     on_epoch), so that calibrate can score the reference's model where the check's run stops.
     """
+
     part: str
-    check: str                   # the check's name, its key in the rubric
-    description: str             # the property it tests: all a hidden check shows (formatted with the spec)
-    published: Published         # its budget, threshold and verdict (autograder.public.training.PUBLISHED)
+    check: str  # the check's name, its key in the rubric
+    description: str  # the property it tests: all a hidden check shows (formatted with the spec)
+    published: Published  # its budget, threshold and verdict (autograder.public.training.PUBLISHED)
     train_reference: Callable[[GradingContext, int, int, object], nn.Module]
     reference_reply: Callable[[nn.Module, GradingContext], dict]
     prepare: Callable[[GradingContext], object] = lambda ctx: None
-    options: dict = field(default_factory=dict)     # more inputs of the recipe: what the feedback report shows
+    options: dict = field(default_factory=dict)  # more inputs of the recipe: what the feedback report shows
     # What the feedback report keeps: curves {name in the report: key of the reply and of the reference's
     # history}, captions {name: keys leading to a (N, T) tensor in the reply}, figures (of FIGURES).
     curves: dict = field(default_factory=lambda: {"loss": "losses"})
@@ -89,8 +91,12 @@ class TrainingSpec:
     def time_budget(self, ctx: GradingContext) -> float:
         """Seconds the student's run may take: one epoch of the reference timed in this run, scaled to `epochs`
         (GradingContext.budget; preparing the inputs is not timed)."""
-        return ctx.budget(self.part, lambda prepared: self.train_reference(ctx, ctx.seed, 1, prepared),
-                          scale=self.epochs, setup=lambda: self.prepare(ctx))
+        return ctx.budget(
+            self.part,
+            lambda prepared: self.train_reference(ctx, ctx.seed, 1, prepared),
+            scale=self.epochs,
+            setup=lambda: self.prepare(ctx),
+        )
 
     def reference_model(self, ctx: GradingContext, seed: int) -> nn.Module:
         """The reference trained with the full budget and training seed `seed`."""
@@ -122,11 +128,15 @@ class TrainingSpec:
             def on_epoch(epoch: int, epochs: int, loss: float) -> bool:
                 if not stopped and 1 <= epoch < epochs:
                     tokens = evaluated(model, lambda: self.reference_reply(model, ctx)["tokens"])
-                    if self.failure({"tokens": tokens}, ctx) is None and \
-                            evaluated(model, lambda: at_stop(model, epoch) or True) is None:
+                    if (
+                        self.failure({"tokens": tokens}, ctx) is None
+                        and evaluated(model, lambda: at_stop(model, epoch) or True) is None
+                    ):
                         raise RuntimeError(f"the reference's reply at epoch {epoch} failed")
-                return False   # trains on: the full run's score is calibrated too
+                return False  # trains on: the full run's score is calibrated too
+
             return on_epoch
+
         model = self.train_reference(ctx, seed, self.epochs, self.prepare(ctx), watch=watch)
         full = self.reference_reply(model, ctx)
         if not stopped:
@@ -151,13 +161,14 @@ class TrainingSpec:
 @dataclass(frozen=True)
 class StoppedRun:
     """The reference's run as calibrate measures a spec with reply checks (TrainingSpec.calibrate_stopped)."""
-    full: dict        # the reply after all epochs
-    stopped: dict     # the reply at the epoch the check's run stops (the last if none passes before)
-    epoch: int        # that epoch
-    broken: dict      # (reply check, broken model's name) -> its reply at that epoch
+
+    full: dict  # the reply after all epochs
+    stopped: dict  # the reply at the epoch the check's run stops (the last if none passes before)
+    epoch: int  # that epoch
+    broken: dict  # (reply check, broken model's name) -> its reply at that epoch
 
 
-SPECS: dict[str, TrainingSpec] = {}   # in the parts' order, whichever module registers first
+SPECS: dict[str, TrainingSpec] = {}  # in the parts' order, whichever module registers first
 
 
 def training_check(spec: TrainingSpec) -> TrainingSpec:
@@ -174,13 +185,24 @@ def training_check(spec: TrainingSpec) -> TrainingSpec:
         ctx.keep_reply(spec.part, None)
 
         def train(seconds: float):
-            return student.call(spec.recipe, timeout=seconds, evaluate=stops_at_threshold(spec, ctx), data=share_split(ctx),
-                                epochs=spec.epochs, batch_size=spec.batch_size, lr=spec.lr, seed=ctx.seed,
-                                **spec.published.options, **spec.options, **spec.inputs(ctx))
+            return student.call(
+                spec.recipe,
+                timeout=seconds,
+                evaluate=stops_at_threshold(spec, ctx),
+                data=share_split(ctx),
+                epochs=spec.epochs,
+                batch_size=spec.batch_size,
+                lr=spec.lr,
+                seed=ctx.seed,
+                **spec.published.options,
+                **spec.options,
+                **spec.inputs(ctx),
+            )
+
         try:
             out = run_within_budget(spec, student, ctx, train)
         except Exception as ended:
-            ctx.keep_reply(spec.part, ended)   # the run ended without a reply: its reply checks fail as this one does
+            ctx.keep_reply(spec.part, ended)  # the run ended without a reply: its reply checks fail as this one does
             raise
         keep(spec, out, ctx)
         try:
@@ -189,6 +211,7 @@ def training_check(spec: TrainingSpec) -> TrainingSpec:
             ctx.keep_reply(spec.part, TrainedRun(out, passed=False))
             raise
         ctx.keep_reply(spec.part, TrainedRun(out, passed=True))
+
     run.__name__ = run.__qualname__ = spec.check
     run.__doc__ = spec.description.format(spec=spec)
     check(timeout=spec.timeout, training=True, part=spec.part)(run)
@@ -209,13 +232,13 @@ def run_within_budget(spec: TrainingSpec, student, ctx: GradingContext, train: C
     is timed, and the run starts again in a fresh worker with its full budget: it trains from the start, with the
     same seed, to the same result. What it costs: the first attempt's seconds, for a run that takes 1.9 (StyleNet)
     to 6.4 (LSTM-A) times as long as the reference's whole run or more (docs/grader.md, "A training check")."""
-    if ctx.knows_budget(spec.part):   # timed for an earlier run of this grading run
+    if ctx.knows_budget(spec.part):  # timed for an earlier run of this grading run
         return train(spec.time_budget(ctx))
     try:
         return train(ctx.least_budget(spec.epochs))
     except TimedOut:
         pass
-    budget = spec.time_budget(ctx)   # before the restart: the stopped run's worker is gone, the next not yet started
+    budget = spec.time_budget(ctx)  # before the restart: the stopped run's worker is gone, the next not yet started
     student.restart()
     return train(budget)
 
@@ -223,6 +246,7 @@ def run_within_budget(spec: TrainingSpec, student, ctx: GradingContext, train: C
 @dataclass(frozen=True)
 class TrainedRun:
     """What a training check kept of its run for its reply checks: the recipe's reply and the training verdict."""
+
     reply: object
     passed: bool
 
@@ -239,6 +263,7 @@ class ReplyCheck:
 
     `score(reply, ctx)` is the number the `published` threshold applies to (at least; autograder.public.training); it
     validates the reply and raises CheckFailed naming what is malformed. The published metric names it in words."""
+
     check: str
     description: str
     published: MetricThreshold
@@ -281,8 +306,10 @@ class ReplyCheck:
 
 def register_reply_check(spec: TrainingSpec, extra: ReplyCheck) -> None:
     """Register `extra`'s check with the part's checks: it reads the run its training check kept."""
+
     def run(student, ctx: GradingContext) -> None:
         extra.judge_kept(ctx.kept_reply(spec.part), spec, ctx)
+
     run.__name__ = run.__qualname__ = extra.check
     run.__doc__ = extra.description.format(spec=spec, extra=extra)
     check(training=True, part=spec.part)(run)
@@ -306,6 +333,7 @@ def share_split(ctx: GradingContext) -> str:
 # Budgets and thresholds: autograder/public/training.py (PUBLISHED). docs/thresholds.md gives the reference's spread
 # over twenty training seeds on the hidden data (one thread: `python -m autograder.grader.calibrate`) and what broken
 # models reach; each threshold sits well below the reference's minimum and well above the broken models.
+
 
 def greedy_reply(model: nn.Module, state, max_len: int = T_MAX) -> dict:
     """What a recipe returns for a model decoded greedily by the reference decoder from `state`."""

@@ -1,4 +1,5 @@
 """Part 7's training check: StyleNet."""
+
 from __future__ import annotations
 
 import functools
@@ -12,6 +13,7 @@ from autograder.public.training import PUBLISHED
 from shared.vocab import encode_batch
 
 # -- Part 7: StyleNet ----------------------------------------------------------------------------------------------
+
 
 @functools.lru_cache(maxsize=1)
 def _styled_corpus() -> torch.Tensor:
@@ -35,8 +37,16 @@ def _stylenet_reference(ctx: GradingContext, seed: int, epochs: int, prepared=No
 
     spec = SPECS["stylenet"]
     captions = prepared if prepared is not None else _factual_captions(ctx)
-    model, history = train_stylenet(ctx.data.train.grids, captions, _styled_corpus(), caption_loss,
-                                    epochs=epochs, lr=spec.lr, batch_size=spec.batch_size, seed=seed)
+    model, history = train_stylenet(
+        ctx.data.train.grids,
+        captions,
+        _styled_corpus(),
+        caption_loss,
+        epochs=epochs,
+        lr=spec.lr,
+        batch_size=spec.batch_size,
+        seed=seed,
+    )
     model.history = history
     return model
 
@@ -53,11 +63,17 @@ def _stylenet_reply(model: nn.Module, ctx: GradingContext) -> dict:
     return {"tokens": tokens}
 
 
-training_check(TrainingSpec(
-    part="stylenet", check="trained_stylenet_switches_the_style_with_the_factor",
-    description="Trained for {spec.epochs} alternating epochs on hidden scenes, swapping the factor switches the style "
-                "and keeps the content, in time.",
-    published=PUBLISHED["stylenet"],
-    train_reference=_stylenet_reference, prepare=_factual_captions, reference_reply=_stylenet_reply,
-    curves={"factual": "factual_losses", "styled": "styled_losses"},
-    captions={"factual": ("tokens", "factual"), "romantic": ("tokens", "romantic")}))
+training_check(
+    TrainingSpec(
+        part="stylenet",
+        check="trained_stylenet_switches_the_style_with_the_factor",
+        description="Trained for {spec.epochs} alternating epochs on hidden scenes, swapping the factor switches the style "
+        "and keeps the content, in time.",
+        published=PUBLISHED["stylenet"],
+        train_reference=_stylenet_reference,
+        prepare=_factual_captions,
+        reference_reply=_stylenet_reply,
+        curves={"factual": "factual_losses", "styled": "styled_losses"},
+        captions={"factual": ("tokens", "factual"), "romantic": ("tokens", "romantic")},
+    )
+)

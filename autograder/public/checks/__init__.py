@@ -6,12 +6,13 @@ worker (`student.call(...)`), compares the results with the expected values it c
 Points and visibility live in the rubric (the public checks': autograder/public/rubric.json), not here; a check's docstring's first
 line is the property it tests, which is all a hidden check ever shows.
 """
+
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Callable
 
 from autograder.public.limits import LIMITS
 
@@ -21,7 +22,7 @@ class Check:
     part: str
     name: str
     fn: Callable
-    timeout: float          # seconds for the whole check (every recipe call of it together), x LIMITS.scale
+    timeout: float  # seconds for the whole check (every recipe call of it together), x LIMITS.scale
     training: bool = False  # trains a model on the hidden data (the slow kind), or grades such a run's reply
 
     @property
@@ -41,10 +42,13 @@ def check(timeout: float | None = None, training: bool = False, part: str | None
     def register(fn: Callable) -> Callable:
         owner = part or fn.__module__.rsplit(".", 1)[-1]
         if not 0 < seconds <= LIMITS.part:
-            raise ValueError(f"check {owner}.{fn.__name__}: timeout={seconds:g} s; expected more than 0 and at most "
-                             f"the part's time limit ({LIMITS.part:g} s)")
+            raise ValueError(
+                f"check {owner}.{fn.__name__}: timeout={seconds:g} s; expected more than 0 and at most "
+                f"the part's time limit ({LIMITS.part:g} s)"
+            )
         _REGISTRY.setdefault(owner, []).append(Check(owner, fn.__name__, fn, seconds, training))
         return fn
+
     return register
 
 
@@ -65,6 +69,7 @@ class Round:
     `reference(part)`, the grader's reference module of a part. It runs after every public check of the part, in a
     worker of its own (autograder.public.runner.run_part_checks), and shows no message of the student's code: its cases
     are not the student's to see."""
+
     seed: int | None = None
     reference: Callable[[str], object] | None = None
 
@@ -81,7 +86,7 @@ _ROUND: ContextVar[Round] = ContextVar("round", default=PUBLIC_ROUND)
 
 
 def visibility() -> str:
-    """"public" or "hidden": the visibility of the check running now ("public" outside any check)."""
+    """ "public" or "hidden": the visibility of the check running now ("public" outside any check)."""
     return _VISIBILITY.get()
 
 

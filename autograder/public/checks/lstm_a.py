@@ -10,6 +10,7 @@ In the grader's round those two checks draw sizes and weights of their own, scor
 Every model check injects all parameters explicitly (a float64 state dict generated here from the case's
 seed), so nothing depends on the student's construction order or random draws. Tensors returned by
 schedule() are recognised by value: a copy of an input counts as that input."""
+
 from __future__ import annotations
 
 import torch
@@ -20,7 +21,15 @@ from hypothesis import strategies as st
 from autograder.public import golden
 from autograder.public.checks import check, current_round
 from autograder.public.compare import expect, expect_tensor, expect_tuple, type_name
-from autograder.public.strategies import FEW, LSTM_A_VARIANTS, examples, lstm_a_sizes, lstm_a_unknown_variants, seeds, tensor
+from autograder.public.strategies import (
+    FEW,
+    LSTM_A_VARIANTS,
+    examples,
+    lstm_a_sizes,
+    lstm_a_unknown_variants,
+    seeds,
+    tensor,
+)
 from shared.vocab import END, PAD, START
 
 # The table of the spec, written out independently of the reference: variant -> (prefix, per-step input).
@@ -66,29 +75,44 @@ STEP_SIZES = (
 )
 
 
-
 # -- cases ----------------------------------------------------------------------------------------
+
 
 def _describe(sizes: dict, variant: str | None = None) -> str:
     s = sizes
     head = f"variant={variant!r}, " if variant is not None else ""
-    return (head + f"N={s['N']}, T={s['T']}, V={s['V']}, L={s['L']}, D={s['D']}, DV={s['DV']}, E={s['E']}, "
-            f"H={s['H']}, n_attr={s['n_attr']}, seed={s['seed']}")
+    return (
+        head + f"N={s['N']}, T={s['T']}, V={s['V']}, L={s['L']}, D={s['D']}, DV={s['DV']}, E={s['E']}, "
+        f"H={s['H']}, n_attr={s['n_attr']}, seed={s['seed']}"
+    )
 
 
 def _parameter_shapes(sizes: dict) -> dict[str, tuple[int, ...]]:
     s = sizes
     E, H = s["E"], s["H"]
-    return {"fc.weight": (s["DV"], s["D"] * s["L"]), "fc.bias": (s["DV"],), "emb.weight": (s["V"], E),
-            "Tv.weight": (E, s["DV"]), "Tv.bias": (E,), "Ta.weight": (E, s["n_attr"]), "Ta.bias": (E,),
-            "cell.weight_ih": (4 * H, E), "cell.weight_hh": (4 * H, H), "cell.bias_ih": (4 * H,),
-            "cell.bias_hh": (4 * H,), "out.weight": (s["V"], H), "out.bias": (s["V"],)}
+    return {
+        "fc.weight": (s["DV"], s["D"] * s["L"]),
+        "fc.bias": (s["DV"],),
+        "emb.weight": (s["V"], E),
+        "Tv.weight": (E, s["DV"]),
+        "Tv.bias": (E,),
+        "Ta.weight": (E, s["n_attr"]),
+        "Ta.bias": (E,),
+        "cell.weight_ih": (4 * H, E),
+        "cell.weight_hh": (4 * H, H),
+        "cell.bias_ih": (4 * H,),
+        "cell.bias_hh": (4 * H,),
+        "out.weight": (s["V"], H),
+        "out.bias": (s["V"],),
+    }
 
 
 def _weights(sizes: dict, dtype=torch.float64) -> dict[str, torch.Tensor]:
     """Every parameter of the model, drawn from the case's seed (scale 0.7: gates neither saturated nor flat)."""
-    return {name: tensor(sizes["seed"] + 7919 * (k + 1), *shape, scale=0.7).to(dtype)
-            for k, (name, shape) in enumerate(_parameter_shapes(sizes).items())}
+    return {
+        name: tensor(sizes["seed"] + 7919 * (k + 1), *shape, scale=0.7).to(dtype)
+        for k, (name, shape) in enumerate(_parameter_shapes(sizes).items())
+    }
 
 
 def _inputs(sizes: dict, dtype=torch.float64):
@@ -108,8 +132,9 @@ def reference_model(reference, variant: str, sizes: dict, weights: dict):
     """The reference's LSTMA (`reference`: the module solutions.lstm_a) of these sizes holding `weights`, in their
     dtype, in eval mode."""
     s = sizes
-    model = reference.LSTMA(variant, n_vocab=s["V"], D=s["D"], L=s["L"], E=s["E"], H=s["H"], n_attr=s["n_attr"],
-                            DV=s["DV"]).to(weights["cell.weight_ih"].dtype)
+    model = reference.LSTMA(
+        variant, n_vocab=s["V"], D=s["D"], L=s["L"], E=s["E"], H=s["H"], n_attr=s["n_attr"], DV=s["DV"]
+    ).to(weights["cell.weight_ih"].dtype)
     model.load_state_dict(weights)
     return model.eval()
 
@@ -125,16 +150,20 @@ def expected_log_probs(reference, variant: str, sizes: dict) -> torch.Tensor:
     """Teacher forcing's log-probabilities (N, T-1, V): the reference's forward on the case of `sizes`, float64."""
     features, attributes, captions = _inputs(sizes)
     with torch.no_grad():
-        return F.log_softmax(reference_model(reference, variant, sizes, _weights(sizes))(features, attributes,
-                                                                                          captions), -1)
+        return F.log_softmax(
+            reference_model(reference, variant, sizes, _weights(sizes))(features, attributes, captions), -1
+        )
 
 
 def golden_cases(reference) -> dict[str, list]:
     """This part's golden data, computed with `reference` (python -m instructor golden): per public case, per
     variant (LSTM_A_VARIANTS order), the state after the prefix and the teacher-forced log-probabilities."""
-    return {"init_state": [[list(expected_init_state(reference, v, sizes)) for v in LSTM_A_VARIANTS]
-                           for sizes in INIT_STATE_SIZES],
-            "log_probs": [[expected_log_probs(reference, v, sizes) for v in LSTM_A_VARIANTS] for sizes in STEP_SIZES]}
+    return {
+        "init_state": [
+            [list(expected_init_state(reference, v, sizes)) for v in LSTM_A_VARIANTS] for sizes in INIT_STATE_SIZES
+        ],
+        "log_probs": [[expected_log_probs(reference, v, sizes) for v in LSTM_A_VARIANTS] for sizes in STEP_SIZES],
+    }
 
 
 def for_model_cases(name: str, public_sizes: tuple, settings, run, expected) -> None:
@@ -153,13 +182,23 @@ def for_model_cases(name: str, public_sizes: tuple, settings, run, expected) -> 
     def graders(sizes):
         for variant in LSTM_A_VARIANTS:
             run(sizes, variant, expected(now.reference("lstm_a"), variant, sizes))
+
     graders()
 
 
-def _model_call(student, recipe: str, variant: str, sizes: dict, weights: dict, features, attributes, captions,
-                **kwargs):
-    return student.call(recipe, variant=variant, sizes=sizes, state=weights, features=features,
-                        attributes=attributes, captions=captions, **kwargs)
+def _model_call(
+    student, recipe: str, variant: str, sizes: dict, weights: dict, features, attributes, captions, **kwargs
+):
+    return student.call(
+        recipe,
+        variant=variant,
+        sizes=sizes,
+        state=weights,
+        features=features,
+        attributes=attributes,
+        captions=captions,
+        **kwargs,
+    )
 
 
 def _which(x, image: torch.Tensor, attr: torch.Tensor) -> str:
@@ -168,8 +207,11 @@ def _which(x, image: torch.Tensor, attr: torch.Tensor) -> str:
         return f"a {type_name(x)}"
     if tuple(x.shape) != tuple(image.shape):
         return f"a tensor of shape {tuple(x.shape)}"
-    found = [name for name, t in (("image", image), ("attr", attr))
-             if x.dtype == t.dtype and torch.allclose(x, t, rtol=1e-6, atol=1e-7)]
+    found = [
+        name
+        for name, t in (("image", image), ("attr", attr))
+        if x.dtype == t.dtype and torch.allclose(x, t, rtol=1e-6, atol=1e-7)
+    ]
     if found:
         return found[0]
     return "a tensor equal to neither input"
@@ -182,6 +224,7 @@ def _schedule_inputs(seed: int, n: int, e: int):
 @check()
 def schedule_follows_the_table(student, ctx):
     """schedule gives each variant's prefix in order and its per-step input (or None); unknown variants raise ValueError."""
+
     @FEW
     @given(seeds, st.integers(1, 4), st.integers(1, 6), lstm_a_unknown_variants)
     @example(0, 2, 3, "A6")
@@ -190,36 +233,55 @@ def schedule_follows_the_table(student, ctx):
         for variant in LSTM_A_VARIANTS:
             describe = f"variant={variant!r}, N={n}, E={e}, seed={seed}"
             out = student.call("lstm_a.schedule_case", variant=variant, image=image.clone(), attr=attr.clone())
-            result = expect_tuple(f"schedule({variant!r}) result (prefix, per_step)", out["result"], 2, describe,
-                                  exact=True)
+            result = expect_tuple(
+                f"schedule({variant!r}) result (prefix, per_step)", out["result"], 2, describe, exact=True
+            )
             prefix, per_step = result
             want_prefix, want_per_step = TABLE[variant]
-            expect(isinstance(prefix, list),
-                   f"schedule({variant!r}) prefix: expected a list of (N, E) tensors, got {type_name(prefix)}",
-                   describe)
+            expect(
+                isinstance(prefix, list),
+                f"schedule({variant!r}) prefix: expected a list of (N, E) tensors, got {type_name(prefix)}",
+                describe,
+            )
             got = [_which(x, image, attr) for x in prefix]
-            expect(got == list(want_prefix),
-                   f"schedule({variant!r}) prefix: expected [{', '.join(INPUT_NAME[p] for p in want_prefix)}], got "
-                   f"[{', '.join(INPUT_NAME.get(p, p) for p in got)}]", describe)
+            expect(
+                got == list(want_prefix),
+                f"schedule({variant!r}) prefix: expected [{', '.join(INPUT_NAME[p] for p in want_prefix)}], got "
+                f"[{', '.join(INPUT_NAME.get(p, p) for p in got)}]",
+                describe,
+            )
             if want_per_step is None:
-                expect(per_step is None, f"schedule({variant!r}) per_step: expected None ({variant} adds nothing to "
-                       f"the word embeddings), got {INPUT_NAME.get(_which(per_step, image, attr), 'a tensor')}",
-                       describe)
+                expect(
+                    per_step is None,
+                    f"schedule({variant!r}) per_step: expected None ({variant} adds nothing to "
+                    f"the word embeddings), got {INPUT_NAME.get(_which(per_step, image, attr), 'a tensor')}",
+                    describe,
+                )
             else:
                 which = "None" if per_step is None else _which(per_step, image, attr)
-                expect(which == want_per_step, f"schedule({variant!r}) per_step: expected "
-                       f"{INPUT_NAME[want_per_step]}, got {INPUT_NAME.get(which, which)}", describe)
+                expect(
+                    which == want_per_step,
+                    f"schedule({variant!r}) per_step: expected "
+                    f"{INPUT_NAME[want_per_step]}, got {INPUT_NAME.get(which, which)}",
+                    describe,
+                )
             for name, after, before in zip(("image_input", "attr_input"), out["inputs_after"], (image, attr)):
                 expect_tensor(f"{name} after schedule({variant!r})", after, before, rtol=0, atol=0, case=describe)
         raised = student.call("lstm_a.schedule_unknown", variant=unknown, image=image, attr=attr)
-        expect(raised == "ValueError", f"schedule({unknown!r}): expected ValueError for an unknown variant, "
-               + ("but it returned normally" if raised == "returned" else f"got {raised}"), f"N={n}, E={e}")
+        expect(
+            raised == "ValueError",
+            f"schedule({unknown!r}): expected ValueError for an unknown variant, "
+            + ("but it returned normally" if raised == "returned" else f"got {raised}"),
+            f"N={n}, E={e}",
+        )
+
     prop()
 
 
 @check()
 def schedule_keeps_the_inputs_in_the_graph(student, ctx):
     """The tensors schedule returns carry gradients back to image_input and attr_input (nothing detached)."""
+
     @FEW
     @given(seeds, st.integers(1, 3), st.integers(1, 5))
     @example(0, 2, 3)
@@ -229,8 +291,9 @@ def schedule_keeps_the_inputs_in_the_graph(student, ctx):
         for variant in LSTM_A_VARIANTS:
             describe = f"variant={variant!r}, N={n}, E={e}, seed={seed}"
             out = student.call("lstm_a.schedule_gradients", variant=variant, image=image, attr=attr, weight=weight)
-            expect(isinstance(out, list), f"schedule({variant!r}): expected a prefix list and a per-step input",
-                   describe)
+            expect(
+                isinstance(out, list), f"schedule({variant!r}): expected a prefix list and a per-step input", describe
+            )
             # Judged per returned tensor that is one of the inputs by value (which one belongs where is
             # schedule_follows_the_table's business): the gradient must reach that input, and only it.
             for k, entry in enumerate(out):
@@ -239,9 +302,16 @@ def schedule_keeps_the_inputs_in_the_graph(student, ctx):
                 if which not in INPUT_NAME:
                     continue
                 for name, got in (("image", grad_image), ("attr", grad_attr)):
-                    expect_tensor(f"gradient of returned tensor {k} (a copy of {INPUT_NAME[which]}) with respect to "
-                                  f"{INPUT_NAME[name]} in schedule({variant!r})", got,
-                                  weight if name == which else zero, rtol=1e-12, atol=1e-12, case=describe)
+                    expect_tensor(
+                        f"gradient of returned tensor {k} (a copy of {INPUT_NAME[which]}) with respect to "
+                        f"{INPUT_NAME[name]} in schedule({variant!r})",
+                        got,
+                        weight if name == which else zero,
+                        rtol=1e-12,
+                        atol=1e-12,
+                        case=describe,
+                    )
+
     prop()
     expect_schedule_returns_the_inputs(student)
 
@@ -257,40 +327,75 @@ def expect_schedule_returns_the_inputs(student) -> None:
             if isinstance(entry, (tuple, list)) and len(entry) == 3:
                 seen.add(_which(entry[0], image, attr))
     missing = [INPUT_NAME[name] for name in ("image", "attr") if name not in seen]
-    expect(not missing, f"your schedule returns no {' and no '.join(missing)} in any of the variants "
-           f"{list(LSTM_A_VARIANTS)}: the table feeds the image and the attributes to the LSTM",
-           "the anchor of the gradient check: N=2, E=3, seed=0")
+    expect(
+        not missing,
+        f"your schedule returns no {' and no '.join(missing)} in any of the variants "
+        f"{list(LSTM_A_VARIANTS)}: the table feeds the image and the attributes to the LSTM",
+        "the anchor of the gradient check: N=2, E=3, seed=0",
+    )
 
 
 @check()
 def init_state_matches_the_lstm_cell(student, ctx):
     """init_state equals nn.LSTMCell (same weights) fed the prefix from a zero state, with the per-step input or zeros."""
+
     def run(sizes, variant, want):
         weights = _weights(sizes)
         features, attributes, _ = _inputs(sizes)
         describe = _describe(sizes, variant)
-        out = student.call("lstm_a.init_state_case", variant=variant, sizes=sizes, state=weights,
-                           features=features, attributes=attributes)
+        out = student.call(
+            "lstm_a.init_state_case",
+            variant=variant,
+            sizes=sizes,
+            state=weights,
+            features=features,
+            attributes=attributes,
+        )
         got = expect_tuple("init_state result (h, c, per_step)", out, 3, describe, exact=True)
         for name, g, w in zip(("h", "c"), got, want):
             expect_tensor(f"init_state {name}", g, w, rtol=RTOL, atol=ATOL, case=describe)
         # zeros may come in any floating dtype; a per-step input is the float64 projection itself
-        expect_tensor("init_state per_step", got[2], want[2], rtol=RTOL, atol=ATOL, case=describe,
-                      check_dtype=TABLE[variant][1] is not None)
+        expect_tensor(
+            "init_state per_step",
+            got[2],
+            want[2],
+            rtol=RTOL,
+            atol=ATOL,
+            case=describe,
+            check_dtype=TABLE[variant][1] is not None,
+        )
+
     for_model_cases("init_state", INIT_STATE_SIZES, FEW, run, expected_init_state)
 
 
 @check()
 def step_by_step_equals_teacher_forcing(student, ctx):
     """init_state then step() word by word gives teacher forcing's log-probabilities (nn.LSTMCell, same weights)."""
+
     def run(sizes, variant, want):
         weights = _weights(sizes)
         features, attributes, captions = _inputs(sizes)
         got = _model_call(student, "lstm_a.step_by_step", variant, sizes, weights, features, attributes, captions)
-        expect_tensor("step-by-step log-probabilities (N, T-1, V)", got, want, rtol=RTOL, atol=ATOL,
-                      case=_describe(sizes, variant))
+        expect_tensor(
+            "step-by-step log-probabilities (N, T-1, V)",
+            got,
+            want,
+            rtol=RTOL,
+            atol=ATOL,
+            case=_describe(sizes, variant),
+        )
+
     for_model_cases("log_probs", STEP_SIZES, STEPS, run, expected_log_probs)
 
 
-FINGERPRINT = golden.fingerprint(INIT_STATE_SIZES, STEP_SIZES, _weights, _inputs, _parameter_shapes, reference_model,
-                                 expected_init_state, expected_log_probs, golden_cases)
+FINGERPRINT = golden.fingerprint(
+    INIT_STATE_SIZES,
+    STEP_SIZES,
+    _weights,
+    _inputs,
+    _parameter_shapes,
+    reference_model,
+    expected_init_state,
+    expected_log_probs,
+    golden_cases,
+)

@@ -7,6 +7,7 @@ Any exact sampler is correct, so no check compares indices with the reference's 
 judged by their frequencies (binomial standard errors), by reproducibility from a generator state, and
 through values that are functions of the index the student drew. Monte Carlo tolerances come from standard
 errors computed in closed form by enumeration, never from the student's own samples."""
+
 from __future__ import annotations
 
 import torch
@@ -18,11 +19,12 @@ from autograder.public.compare import CheckFailed, expect, expect_tensor, expect
 from autograder.public.strategies import FEW, PROPERTY, loss_shapes, seeds, weight_cases, wide_loss_shapes
 from autograder.public.strategies import tensor as normal
 
-Z = 5.0            # standard errors allowed for a Monte Carlo estimate: a correct sampler fails with p ~ 1e-6
+Z = 5.0  # standard errors allowed for a Monte Carlo estimate: a correct sampler fails with p ~ 1e-6
 N_ESTIMATE = 20000  # samples per score-function estimate, as in the lecture
 
 
 # -- helpers --------------------------------------------------------------------------------------
+
 
 def _distributions(seed: int, rows: int, L: int, scale: float, zeros: bool) -> torch.Tensor:
     """`rows` random distributions over L locations (float32, rows sum to 1), some entries exactly zero."""
@@ -30,7 +32,7 @@ def _distributions(seed: int, rows: int, L: int, scale: float, zeros: bool) -> t
     logits = torch.randn(rows, L, generator=g, dtype=torch.float64) * scale
     if zeros and L > 1:
         drop = torch.rand(rows, L, generator=g) < 0.3
-        drop[torch.arange(rows), logits.argmax(-1)] = False     # every row keeps at least one location
+        drop[torch.arange(rows), logits.argmax(-1)] = False  # every row keeps at least one location
         logits = logits.masked_fill(drop, float("-inf"))
     return torch.softmax(logits, -1).float()
 
@@ -44,19 +46,20 @@ def _sample(student, weights: torch.Tensor, seed: int, describe: str):
     """Run sample_location; check the type, shape, dtype and range of the index; return (index, log_prob) and
     the recipe's whole answer (gradient, indices from the same and from another generator state)."""
     out = student.call("reinforce.sample", weights=weights, generator_seed=seed, other_seed=seed + 1)
-    index, log_prob = expect_tuple("sample_location result (index, log_prob)", out["result"], 2, describe,
-                                   exact=True)
+    index, log_prob = expect_tuple("sample_location result (index, log_prob)", out["result"], 2, describe, exact=True)
     n, L = weights.shape
     if not isinstance(index, torch.Tensor):
         raise CheckFailed(f"sample_location index: expected a tensor, got {type_name(index)} [{describe}]")
-    expect(tuple(index.shape) == (n,), f"sample_location index: expected shape ({n},), got {tuple(index.shape)}",
-           describe)
+    expect(
+        tuple(index.shape) == (n,), f"sample_location index: expected shape ({n},), got {tuple(index.shape)}", describe
+    )
     expect(index.dtype == torch.long, f"sample_location index: expected dtype torch.int64, got {index.dtype}", describe)
     bad = (index < 0) | (index >= L)
     if bad.any():
         row = int(bad.nonzero()[0])
-        raise CheckFailed(f"sample_location index: row {row} drew location {int(index[row])}, outside 0..{L - 1} "
-                          f"[{describe}]")
+        raise CheckFailed(
+            f"sample_location index: row {row} drew location {int(index[row])}, outside 0..{L - 1} [{describe}]"
+        )
     return index, log_prob, out
 
 
@@ -71,11 +74,13 @@ def _check_frequencies(index: torch.Tensor, dists: torch.Tensor, describe: str) 
         tolerance = Z * torch.sqrt(p * (1 - p) / n) + 1e-3
         off = (freq - p).abs() - tolerance
         worst = int(off.argmax())
-        expect(bool((off <= 0).all()),
-               f"distribution {r} (batch rows {r}, {r + R}, {r + 2 * R}, ...): location {worst} drawn with frequency "
-               f"{freq[worst]:.4f}, expected {p[worst]:.4f} +- {tolerance[worst]:.4f}; weights "
-               f"{[round(x, 4) for x in p.tolist()]}",
-               describe)
+        expect(
+            bool((off <= 0).all()),
+            f"distribution {r} (batch rows {r}, {r + R}, {r + 2 * R}, ...): location {worst} drawn with frequency "
+            f"{freq[worst]:.4f}, expected {p[worst]:.4f} +- {tolerance[worst]:.4f}; weights "
+            f"{[round(x, 4) for x in p.tolist()]}",
+            describe,
+        )
 
 
 def _exact(theta: torch.Tensor, f: torch.Tensor, b: float):
@@ -84,22 +89,30 @@ def _exact(theta: torch.Tensor, f: torch.Tensor, b: float):
     p = torch.softmax(theta.double(), 0)
     f = f.double()
     exact = p * (f - (p * f).sum())
-    per_outcome = (f - b).unsqueeze(1) * (torch.eye(len(p), dtype=torch.float64) - p)   # row s: estimate if s drawn
-    variance = (p.unsqueeze(1) * per_outcome ** 2).sum(0) - exact ** 2
+    per_outcome = (f - b).unsqueeze(1) * (torch.eye(len(p), dtype=torch.float64) - p)  # row s: estimate if s drawn
+    variance = (p.unsqueeze(1) * per_outcome**2).sum(0) - exact**2
     return exact, variance
 
 
 def _estimates(student, theta, f, baselines, seed, describe):
     """Per-sample score-function estimates (N_ESTIMATE, L) from the student's functions, one per baseline."""
-    out = student.call("reinforce.estimator", theta=theta, rewards=f, baselines=baselines, n=N_ESTIMATE,
-                       generator_seed=seed)
+    out = student.call(
+        "reinforce.estimator", theta=theta, rewards=f, baselines=baselines, n=N_ESTIMATE, generator_seed=seed
+    )
     results = []
     for b, est in zip(baselines, out["estimates"]):
         b_value = float(b)
-        expect(est is not None, f"reinforce_loss(log_prob from sample_location, rewards, baseline={b_value:.3f}) "
-               f"carries no gradient to the attention logits: log_prob must stay differentiable", describe)
-        expect(isinstance(est, torch.Tensor) and tuple(est.shape) == (N_ESTIMATE, len(theta)),
-               f"d reinforce_loss / d logits: expected shape {(N_ESTIMATE, len(theta))}", describe)
+        expect(
+            est is not None,
+            f"reinforce_loss(log_prob from sample_location, rewards, baseline={b_value:.3f}) "
+            f"carries no gradient to the attention logits: log_prob must stay differentiable",
+            describe,
+        )
+        expect(
+            isinstance(est, torch.Tensor) and tuple(est.shape) == (N_ESTIMATE, len(theta)),
+            f"d reinforce_loss / d logits: expected shape {(N_ESTIMATE, len(theta))}",
+            describe,
+        )
         results.append(est.double())
     return results, out["indices"]
 
@@ -113,7 +126,7 @@ def _total_variance(theta: torch.Tensor, f: torch.Tensor, b: float) -> tuple[flo
     per_outcome = (f.double() - b).unsqueeze(1) * (torch.eye(len(p), dtype=torch.float64) - p)
     squared = ((per_outcome - exact) ** 2).sum(1)
     total = (p * squared).sum()
-    return total.item(), ((p * squared ** 2).sum() - total ** 2).clamp(min=0).sqrt().item()
+    return total.item(), ((p * squared**2).sum() - total**2).clamp(min=0).sqrt().item()
 
 
 def _check_unbiased(name: str, est: torch.Tensor, theta: torch.Tensor, f: torch.Tensor, b: float, describe: str):
@@ -133,7 +146,7 @@ def _check_unbiased(name: str, est: torch.Tensor, theta: torch.Tensor, f: torch.
         observed = est.var(0)
         within_own = (mean - exact).abs() <= Z * torch.sqrt(observed / n) + 1e-4 + 1e-3 * exact.abs()
         expected_total, spread = _total_variance(theta, f, b)
-        if bool(within_own.all()) and observed.sum().item() > expected_total + Z * spread / n ** 0.5:
+        if bool(within_own.all()) and observed.sum().item() > expected_total + Z * spread / n**0.5:
             without = _total_variance(theta, f, 0.0)[0]
             raise CheckFailed(
                 f"{name}: higher variance, not bias: the {n} score-function estimates average to the exact gradient "
@@ -141,14 +154,17 @@ def _check_unbiased(name: str, est: torch.Tensor, theta: torch.Tensor, f: torch.
                 f"{observed.sum().item():.3f} where the estimator with this baseline has {expected_total:.3f}"
                 + (f" (and with no baseline at all {without:.3f})" if b != 0 else "")
                 + "; a baseline leaves the mean unchanged whatever its value, and only subtracting b = E[f] "
-                  f"cuts the variance [{describe}]")
+                f"cuts the variance [{describe}]"
+            )
     j = int(off.argmax())
-    expect(finite and bool((off <= 0).all()),
-           f"{name}: biased: the mean of {n} score-function estimates differs from the exact gradient (by "
-           f"enumeration) at logit {j}: got {mean[j]:.4f}, expected {exact[j]:.4f} +- {tolerance[j]:.4f} ({Z:g} "
-           f"standard errors); whole mean {[round(x, 4) for x in mean.tolist()]}, exact "
-           f"{[round(x, 4) for x in exact.tolist()]}",
-           describe)
+    expect(
+        finite and bool((off <= 0).all()),
+        f"{name}: biased: the mean of {n} score-function estimates differs from the exact gradient (by "
+        f"enumeration) at logit {j}: got {mean[j]:.4f}, expected {exact[j]:.4f} +- {tolerance[j]:.4f} ({Z:g} "
+        f"standard errors); whole mean {[round(x, 4) for x in mean.tolist()]}, exact "
+        f"{[round(x, 4) for x in exact.tolist()]}",
+        describe,
+    )
 
 
 def _six_locations(seed: int = 0):
@@ -166,8 +182,14 @@ def _loss_case(seed: int, shape: tuple, baseline_kind: str, masked: bool):
     rewards = normal(seed + 1, *shape, dtype=torch.float32) * 2 - 3
     b = normal(seed + 2, *shape, dtype=torch.float32) - 3
     first = b.reshape(-1)[0].clone()
-    baseline = {"default": None, "float": round(float(first), 3), "zero": 0.0, "0-d tensor": first,
-                "per step": b[0].clone() if len(shape) == 2 else first, "full": b}[baseline_kind]
+    baseline = {
+        "default": None,
+        "float": round(float(first), 3),
+        "zero": 0.0,
+        "0-d tensor": first,
+        "per step": b[0].clone() if len(shape) == 2 else first,
+        "full": b,
+    }[baseline_kind]
     mask = None
     if masked:
         g = torch.Generator().manual_seed(seed + 3)
@@ -191,8 +213,9 @@ def _check_loss(student, case, describe, constants: bool):
     loss, grad = _expected_loss(*case)
     got = out["loss"]
     if isinstance(got, torch.Tensor) and not got.is_floating_point():
-        raise CheckFailed(f"reinforce_loss: expected a floating-point scalar tensor, got dtype {got.dtype} "
-                          f"[{describe}]")
+        raise CheckFailed(
+            f"reinforce_loss: expected a floating-point scalar tensor, got dtype {got.dtype} [{describe}]"
+        )
     expect_tensor("reinforce_loss value", got, loss, rtol=1e-4, atol=1e-5, case=describe, check_dtype=False)
     g = out["grad_log_probs"]
     expect(g is not None, "reinforce_loss: no gradient flows into log_probs", describe)
@@ -201,13 +224,17 @@ def _check_loss(student, case, describe, constants: bool):
         for name in ("rewards", "baseline"):
             gr = out[f"grad_{name}"]
             if isinstance(gr, torch.Tensor) and gr.abs().max() > 0:
-                raise CheckFailed(f"reinforce_loss: a gradient flows into {name} (largest {gr.abs().max():.3g}); "
-                                  f"{name} must be treated as constants (detach them) [{describe}]")
+                raise CheckFailed(
+                    f"reinforce_loss: a gradient flows into {name} (largest {gr.abs().max():.3g}); "
+                    f"{name} must be treated as constants (detach them) [{describe}]"
+                )
 
 
 def _describe_loss(seed, shape, baseline_kind, masked):
-    return (f"seed={seed}, log_probs and rewards of shape {shape}, baseline {baseline_kind}, "
-            f"mask {'0/1' if masked else 'None'}")
+    return (
+        f"seed={seed}, log_probs and rewards of shape {shape}, baseline {baseline_kind}, "
+        f"mask {'0/1' if masked else 'None'}"
+    )
 
 
 def _check_update(student, baseline, rewards, momentum, describe, detached: bool):
@@ -222,27 +249,39 @@ def _check_update(student, baseline, rewards, momentum, describe, detached: bool
         if not isinstance(expected, torch.Tensor):
             expected = torch.tensor(expected, dtype=torch.float64)
     expected = expected.expand(rewards.shape[1:])
-    expect_tensor("update_baseline result", out["value"], expected.contiguous(), rtol=1e-5, atol=1e-6, case=describe,
-                  check_dtype=False)
+    expect_tensor(
+        "update_baseline result",
+        out["value"],
+        expected.contiguous(),
+        rtol=1e-5,
+        atol=1e-6,
+        case=describe,
+        check_dtype=False,
+    )
     if detached:
-        expect(not out["requires_grad"], "update_baseline: the result carries a gradient from rewards; "
-               "return a tensor with no gradient (detach the rewards)", describe)
+        expect(
+            not out["requires_grad"],
+            "update_baseline: the result carries a gradient from rewards; "
+            "return a tensor with no gradient (detach the rewards)",
+            describe,
+        )
 
 
 def _grader_seed(offset: int = 0) -> int | None:
     """None in the public round; in the grader's round, a seed of its own (autograder.public.checks.Round)."""
     now = current_round()
-    return None if now.public else (now.seed + offset) % 2 ** 31
+    return None if now.public else (now.seed + offset) % 2**31
 
 
 # -- public checks --------------------------------------------------------------------------------------
 
+
 @check()
 def sample_location_follows_the_weights(student, ctx):
     """sample_location draws each row's location with the probabilities in that row of the weights."""
-    dists = torch.tensor([[0.05, 0.1, 0.15, 0.2, 0.5, 0.0],
-                          [0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
-                          [0.3, 0.02, 0.18, 0.15, 0.25, 0.1]])
+    dists = torch.tensor(
+        [[0.05, 0.1, 0.15, 0.2, 0.5, 0.0], [0.0, 0.0, 1.0, 0.0, 0.0, 0.0], [0.3, 0.02, 0.18, 0.15, 0.25, 0.1]]
+    )
     seed = 5
     if (own := _grader_seed()) is not None:
         dists, seed = _distributions(own, 3, 6, 1.0, zeros=True), own
@@ -261,17 +300,21 @@ def sample_location_is_reproducible(student, ctx):
     weights = _repeat(dists, 50)
     describe = f"weights (N=200, L=6), generator seeds {seed} and {seed + 1}"
     index, _, out = _sample(student, weights, seed, describe)
-    expect_tensor("sample_location index from the same generator state", out["again"], index, rtol=0, atol=0,
-                  case=describe)
+    expect_tensor(
+        "sample_location index from the same generator state", out["again"], index, rtol=0, atol=0, case=describe
+    )
     other = out["other"]
-    expect(isinstance(other, torch.Tensor) and not torch.equal(other, index),
-           "sample_location drew the same 200 indices from generator seeds 7 and 8: draw from the generator you "
-           "are given", describe)
+    expect(
+        isinstance(other, torch.Tensor) and not torch.equal(other, index),
+        "sample_location drew the same 200 indices from generator seeds 7 and 8: draw from the generator you are given",
+        describe,
+    )
 
 
 @check()
 def sample_location_log_prob_is_differentiable(student, ctx):
     """log_prob = log(weights[index]) for the drawn index, with gradient 1 / weight at that index."""
+
     @FEW
     @given(weight_cases)
     @example((1, 2, 3, 1.0, False))
@@ -282,61 +325,96 @@ def sample_location_log_prob_is_differentiable(student, ctx):
         index, log_prob, out = _sample(student, weights, seed % 1000, describe)
         rows = torch.arange(n)
         picked = weights[rows, index].double()
-        expect(bool((picked > 0).all()), f"sample_location drew location(s) of weight zero: indices {index.tolist()}",
-               describe)
-        expect(isinstance(log_prob, torch.Tensor) and log_prob.is_floating_point(),
-               f"sample_location log_prob: expected a floating-point tensor, got "
-               f"{log_prob.dtype if isinstance(log_prob, torch.Tensor) else type_name(log_prob)}", describe)
-        expect_tensor(f"sample_location log_prob (indices drawn: {index.tolist()})", log_prob, picked.log(),
-                      rtol=1e-5, atol=1e-6, case=describe, check_dtype=False)
+        expect(
+            bool((picked > 0).all()),
+            f"sample_location drew location(s) of weight zero: indices {index.tolist()}",
+            describe,
+        )
+        expect(
+            isinstance(log_prob, torch.Tensor) and log_prob.is_floating_point(),
+            f"sample_location log_prob: expected a floating-point tensor, got "
+            f"{log_prob.dtype if isinstance(log_prob, torch.Tensor) else type_name(log_prob)}",
+            describe,
+        )
+        expect_tensor(
+            f"sample_location log_prob (indices drawn: {index.tolist()})",
+            log_prob,
+            picked.log(),
+            rtol=1e-5,
+            atol=1e-6,
+            case=describe,
+            check_dtype=False,
+        )
         grad = out["grad"]
         expect(grad is not None, "sample_location log_prob carries no gradient with respect to weights", describe)
         if isinstance(grad, torch.Tensor) and grad.is_floating_point() and not bool(torch.isfinite(grad).all()):
             bad = sorted({tuple(i) for i in (~torch.isfinite(grad)).nonzero().tolist()})
             at_zero = all(weights[i].item() == 0 for i in bad)
-            raise CheckFailed(f"d sum(log_prob) / d weights is not finite at {bad[:4]}"
-                              + (" where the weight is exactly 0: locations that were not drawn must get a finite "
-                                 "gradient (0 along the simplex), whatever their weight; soft attention rarely gives "
-                                 "exact zeros, so training alone would not show this" if at_zero else "")
-                              + f" [{describe}]")
+            raise CheckFailed(
+                f"d sum(log_prob) / d weights is not finite at {bad[:4]}"
+                + (
+                    " where the weight is exactly 0: locations that were not drawn must get a finite "
+                    "gradient (0 along the simplex), whatever their weight; soft attention rarely gives "
+                    "exact zeros, so training alone would not show this"
+                    if at_zero
+                    else ""
+                )
+                + f" [{describe}]"
+            )
         expected = torch.zeros(n, L, dtype=torch.float64)
         expected[rows, index] = 1 / picked
-        expect(isinstance(grad, torch.Tensor) and tuple(grad.shape) == (n, L),
-               "d sum(log_prob) / d weights: unexpected shape", describe)
+        expect(
+            isinstance(grad, torch.Tensor) and tuple(grad.shape) == (n, L),
+            "d sum(log_prob) / d weights: unexpected shape",
+            describe,
+        )
+
         # Only the part of the gradient along the simplex matters: normalising the weights first (as
         # torch.distributions.Categorical does) adds the same number to every entry of a row. Compare without it.
         # Rows whose drawn location is certain (weight 1 in float32) are left out: no distribution on the simplex
         # can move there, and Categorical clamps such probabilities (zero gradient).
         def project(g):
             return g.double() - g.double().mean(-1, keepdim=True)
+
         uncertain = picked < 1 - 1e-6
-        expect_tensor(f"d sum(log_prob) / d weights, up to a constant per row, rows whose drawn weight is below 1 "
-                      f"(indices drawn: {index.tolist()})", project(grad)[uncertain], project(expected)[uncertain],
-                      rtol=1e-4, atol=1e-5, case=describe)
+        expect_tensor(
+            f"d sum(log_prob) / d weights, up to a constant per row, rows whose drawn weight is below 1 "
+            f"(indices drawn: {index.tolist()})",
+            project(grad)[uncertain],
+            project(expected)[uncertain],
+            rtol=1e-4,
+            atol=1e-5,
+            case=describe,
+        )
+
     prop()
 
 
 @check()
 def reinforce_loss_matches_the_formula(student, ctx):
     """reinforce_loss = -sum(mask (rewards - baseline) log_probs) / sum(mask), value and gradient."""
+
     @PROPERTY
     @given(seeds, loss_shapes, st.sampled_from(["default", "zero", "float"]), st.booleans())
     @example(1, (3,), "float", True)
     def prop(seed, shape, baseline_kind, masked):
         case = _loss_case(seed, shape, baseline_kind, masked)
         _check_loss(student, case, _describe_loss(seed, shape, baseline_kind, masked), constants=False)
+
     prop()
 
 
 @check()
 def reinforce_loss_treats_rewards_and_baseline_as_constants(student, ctx):
     """reinforce_loss passes no gradient to rewards or baseline, and broadcasts a per-step baseline."""
+
     @PROPERTY
     @given(seeds, wide_loss_shapes, st.sampled_from(["0-d tensor", "per step", "full", "float"]), st.booleans())
     @example(1, (2, 3), "per step", True)
     def prop(seed, shape, baseline_kind, masked):
         case = _loss_case(seed, shape, baseline_kind, masked)
         _check_loss(student, case, _describe_loss(seed, shape, baseline_kind, masked), constants=True)
+
     prop()
 
 
@@ -346,20 +424,27 @@ def reinforce_is_unbiased_on_six_locations(student, ctx):
     theta, f = _six_locations(_grader_seed() or 0)
     p = torch.softmax(theta.double(), 0)
     b_mean = round((p * f.double()).sum().item(), 6)
-    describe = (f"the lecture's problem: theta = {[round(x, 3) for x in theta.tolist()]}, rewards f = "
-                f"{[round(x, 3) for x in f.tolist()]}, {N_ESTIMATE} samples, generator seed 0, per-sample estimate "
-                f"-{N_ESTIMATE} x d reinforce_loss / d theta_i")
+    describe = (
+        f"the lecture's problem: theta = {[round(x, 3) for x in theta.tolist()]}, rewards f = "
+        f"{[round(x, 3) for x in f.tolist()]}, {N_ESTIMATE} samples, generator seed 0, per-sample estimate "
+        f"-{N_ESTIMATE} x d reinforce_loss / d theta_i"
+    )
     (raw, based), _ = _estimates(student, theta, f, [0.0, b_mean], _grader_seed(1) or 0, describe)
     for name, est, b in (("no baseline", raw, 0.0), (f"baseline b = E[f] = {b_mean:.3f}", based, b_mean)):
         _check_unbiased(name, est, theta, f, b, describe)
     v_raw, v_based = raw.var(0).sum().item(), based.var(0).sum().item()
-    expect(v_based < 0.2 * v_raw, f"per-sample gradient variance {v_based:.3f} with b = E[f] against {v_raw:.3f} "
-           f"without a baseline: the baseline should cut it by far more than 5x", describe)
+    expect(
+        v_based < 0.2 * v_raw,
+        f"per-sample gradient variance {v_based:.3f} with b = E[f] against {v_raw:.3f} "
+        f"without a baseline: the baseline should cut it by far more than 5x",
+        describe,
+    )
 
 
 @check()
 def optimal_baseline_matches_the_closed_form(student, ctx):
     """optimal_baseline returns b* = mean(f ||g||^2) / mean(||g||^2) as a number."""
+
     @FEW
     @given(seeds, st.integers(1, 40))
     @example(1, 3)
@@ -370,11 +455,18 @@ def optimal_baseline_matches_the_closed_form(student, ctx):
         got = student.call("reinforce.optimal", rewards=rewards, score_norms_sq=norms)
         expected = (rewards.double() * norms.double()).mean() / norms.double().mean()
         if not isinstance(got, float):  # the docstring's "a Python float": a one-element tensor is not one
-            raise CheckFailed(f"optimal_baseline: expected a Python float, got {type_name(got)}"
-                              + (f" of shape {tuple(got.shape)} (.item() gives its float)"
-                                 if isinstance(got, torch.Tensor) and got.numel() == 1 else "") + f" [{describe}]")
+            raise CheckFailed(
+                f"optimal_baseline: expected a Python float, got {type_name(got)}"
+                + (
+                    f" of shape {tuple(got.shape)} (.item() gives its float)"
+                    if isinstance(got, torch.Tensor) and got.numel() == 1
+                    else ""
+                )
+                + f" [{describe}]"
+            )
         got = torch.tensor(got, dtype=torch.float64)
         expect_tensor("optimal_baseline", got, expected, rtol=1e-5, atol=1e-5, case=describe)
+
     prop()
 
 
@@ -383,7 +475,7 @@ def update_baseline_is_a_moving_average(student, ctx):
     """update_baseline: the first call returns the batch mean, then momentum * b + (1 - momentum) * mean."""
     r1 = torch.tensor([1.0, 2.0, 6.0, -1.0])
     r2 = torch.tensor([[1.0, 2.0, 0.0], [3.0, 4.0, 0.0], [-1.0, 3.0, 0.5]])
-    if (own := _grader_seed()) is not None:   # the grader's own rewards, in the same shapes
+    if (own := _grader_seed()) is not None:  # the grader's own rewards, in the same shapes
         r1, r2 = normal(own, 4, dtype=torch.float32) * 3, normal(own + 1, 3, 3, dtype=torch.float32) * 3
     cases = [
         (None, r1, None, "first call (baseline None), rewards (4,) = [1, 2, 6, -1]"),

@@ -8,6 +8,7 @@ had before each step. The styled update starts from a StyleNet as the reference 
 autograder/public/golden/stylenet.pt; in the grader's round, drawn from its seed by its reference) and is judged on
 its own: in its recipe the student's cell is replaced by nn.LSTMCell's op, so a bug in the cell costs points only
 in the cell's checks."""
+
 from __future__ import annotations
 
 import math
@@ -34,6 +35,7 @@ FIRST_CASE = (0, 2, 3, 2, 4)
 
 # -- the factored cell ----------------------------------------------------------------------------
 
+
 def _cell_weights(seed: int, E: int, H: int, rank: int) -> dict[str, torch.Tensor]:
     """Float64 weights of a FactoredLSTMCell whose two factors clearly differ and whose biases are all nonzero."""
     g = torch.Generator().manual_seed(seed)
@@ -42,10 +44,15 @@ def _cell_weights(seed: int, E: int, H: int, rank: int) -> dict[str, torch.Tenso
         return torch.randn(*shape, generator=g, dtype=torch.float64) * scale
 
     S_factual = torch.eye(rank, dtype=torch.float64) + randn(rank, rank, scale=0.3)
-    return {"U": randn(4 * H, rank, scale=1 / math.sqrt(rank)), "V": randn(rank, E, scale=1 / math.sqrt(E)),
-            "S.factual": S_factual, "S.romantic": S_factual + randn(rank, rank, scale=0.5),
-            "W_h.weight": randn(4 * H, H, scale=1 / math.sqrt(H)), "W_h.bias": randn(4 * H, scale=0.5),
-            "b": randn(4 * H, scale=0.5)}
+    return {
+        "U": randn(4 * H, rank, scale=1 / math.sqrt(rank)),
+        "V": randn(rank, E, scale=1 / math.sqrt(E)),
+        "S.factual": S_factual,
+        "S.romantic": S_factual + randn(rank, rank, scale=0.5),
+        "W_h.weight": randn(4 * H, H, scale=1 / math.sqrt(H)),
+        "W_h.bias": randn(4 * H, scale=0.5),
+        "b": randn(4 * H, scale=0.5),
+    }
 
 
 def _factor(w: dict, style: str | None, mix: float | None) -> torch.Tensor:
@@ -56,9 +63,16 @@ def _factor(w: dict, style: str | None, mix: float | None) -> torch.Tensor:
 
 
 def _input_weight_settings(lam: float) -> list[tuple[str, str | None, float | None]]:
-    return [("arguments", "factual", None), ("arguments", "romantic", None), ("arguments", None, lam),
-            ("arguments", "romantic", lam), ("attributes", "romantic", None), ("attributes", "factual", lam),
-            ("attributes", "romantic", 0.0), ("attributes", "factual", 1.0)]
+    return [
+        ("arguments", "factual", None),
+        ("arguments", "romantic", None),
+        ("arguments", None, lam),
+        ("arguments", "romantic", lam),
+        ("attributes", "romantic", None),
+        ("attributes", "factual", lam),
+        ("attributes", "romantic", 0.0),
+        ("attributes", "factual", 1.0),
+    ]
 
 
 def _check_input_weights(student, seed, E, H, rank, lam):
@@ -69,21 +83,32 @@ def _check_input_weights(student, seed, E, H, rank, lam):
     got = expect_tuple("input_weight results", got, len(settings), describe)
     for (how, style, mix), W in zip(settings, got):
         expected = w["U"] @ _factor(w, style, mix) @ w["V"]
-        call = (f"input_weight({style!r}, {mix!r}) on a cell at its defaults" if how == "arguments" else
-                f"input_weight() with cell.style={style!r}, cell.mix={mix!r}")
-        expect_tensor(call, W, expected, rtol=RTOL, atol=ATOL,
-                      case=describe + ("" if mix is None else "; a mix lam uses (1 - lam) S_factual + lam S_romantic"))
+        call = (
+            f"input_weight({style!r}, {mix!r}) on a cell at its defaults"
+            if how == "arguments"
+            else f"input_weight() with cell.style={style!r}, cell.mix={mix!r}"
+        )
+        expect_tensor(
+            call,
+            W,
+            expected,
+            rtol=RTOL,
+            atol=ATOL,
+            case=describe + ("" if mix is None else "; a mix lam uses (1 - lam) S_factual + lam S_romantic"),
+        )
 
 
 @check()
 def input_weight_is_u_s_v(student, ctx):
     """input_weight returns U S V for each style and (1 - lam) S_factual + lam S_romantic for a mix lam."""
+
     @FEW
     @given(factored_cases, style_mixes)
     @example(FIRST_CASE, 0.25)
     def prop(case, lam):
         seed, _, E, H, rank = case
         _check_input_weights(student, seed, E, H, rank, lam)
+
     prop()
 
 
@@ -111,8 +136,7 @@ def _check_forward(student, seed, N, E, H, rank, T, lam, scale=1.0):
     c0 = torch.randn(N, H, generator=g, dtype=torch.float64) * 2
     settings = [("factual", None), ("romantic", None), ("factual", lam), ("romantic", 0.0)]
     describe = f"N={N}, E={E}, H={H}, rank={rank}, {T} step(s), inputs seed={seed}"
-    out = student.call("stylenet.forward_steps", E=E, H=H, rank=rank, weights=w, settings=settings,
-                       xs=xs, h0=h0, c0=c0)
+    out = student.call("stylenet.forward_steps", E=E, H=H, rank=rank, weights=w, settings=settings, xs=xs, h0=h0, c0=c0)
     if not isinstance(out, dict) or "steps" not in out:
         raise CheckFailed(f"forward_steps: unexpected reply {type_name(out)} [{describe}]")
     for (style, mix), steps in zip(settings, out["steps"]):
@@ -120,24 +144,33 @@ def _check_forward(student, seed, N, E, H, rank, T, lam, scale=1.0):
         where = f"{describe}; cell.style={style!r}, cell.mix={mix!r}"
         for t, (got, (h, c)) in enumerate(zip(steps, expected)):
             got_h, got_c = expect_tuple(f"forward(x, (h, c)) at step {t + 1}", got, 2, where, exact=True)
-            expect_tensor(f"h at step {t + 1} (gates i, f, g, o; h = o * tanh(c))", got_h, h, rtol=RTOL, atol=ATOL,
-                          case=where)
+            expect_tensor(
+                f"h at step {t + 1} (gates i, f, g, o; h = o * tanh(c))", got_h, h, rtol=RTOL, atol=ATOL, case=where
+            )
             expect_tensor(f"c at step {t + 1} (gates i, f, g, o)", got_c, c, rtol=RTOL, atol=ATOL, case=where)
     xs_after, h0_after, c0_after = expect_tuple("inputs after forward", out["inputs_after"], 3, describe)
     for name, before, after in (("x", xs, xs_after), ("h", h0, h0_after), ("c", c0, c0_after)):
-        expect_tensor(f"the input {name} after forward (inputs must not be modified)", after, before, rtol=0, atol=0,
-                      case=describe)
+        expect_tensor(
+            f"the input {name} after forward (inputs must not be modified)",
+            after,
+            before,
+            rtol=0,
+            atol=0,
+            case=describe,
+        )
 
 
 @check()
 def forward_matches_lstm_cell(student, ctx):
     """FactoredLSTMCell.forward equals nn.LSTMCell with weight_ih = U S V, under the cell's style and mix."""
+
     @FEW
     @given(factored_cases, st.integers(1, 3), style_mixes)
     @example(FIRST_CASE, 2, 0.25)
     def prop(case, T, lam):
         seed, N, E, H, rank = case
         _check_forward(student, seed, N, E, H, rank, T, lam)
+
     prop()
 
 
@@ -155,7 +188,7 @@ OPTIMIZERS = {
     "rmsprop_all": "RMSprop over every parameter (momentum 0.5, weight decay 0.01)",
     "shrink_all": "an optimizer that shrinks every parameter by 1%, gradient or not",
 }
-T_STYLE = 12   # the length StyleNet's captions are encoded with (stylenet.T_STYLE, given)
+T_STYLE = 12  # the length StyleNet's captions are encoded with (stylenet.T_STYLE, given)
 # The public cases of the styled update: (seed, optimizer, the style before the step). The StyleNet they start
 # from is golden data; the grader's round starts from StyleNets of its own.
 GOLDEN_STYLED = ((3, "adam_lecture", ("factual", None)), (4, "sgd_all", ("factual", 0.4)))
@@ -200,9 +233,11 @@ def _styled_cases() -> list[tuple[int, str, tuple, dict]]:
     if now.public:
         starts = golden.load("stylenet", FINGERPRINT)["styled"]
         return [(seed, optimizer, style, start) for (seed, optimizer, style), start in zip(GOLDEN_STYLED, starts)]
-    seeds = [(now.seed + 1000 * i) % 2 ** 31 for i in range(len(GOLDEN_STYLED))]
-    return [(seed, optimizer, style, stylenet_weights(now.reference("stylenet"), seed, SMALL))
-            for seed, (_, optimizer, style) in zip(seeds, GOLDEN_STYLED)]
+    seeds = [(now.seed + 1000 * i) % 2**31 for i in range(len(GOLDEN_STYLED))]
+    return [
+        (seed, optimizer, style, stylenet_weights(now.reference("stylenet"), seed, SMALL))
+        for seed, (_, optimizer, style) in zip(seeds, GOLDEN_STYLED)
+    ]
 
 
 def romantic_loss(params: dict, captions: torch.Tensor, h0: torch.Tensor, c0: torch.Tensor) -> float:
@@ -231,12 +266,13 @@ def _styled_captions(seed: int, n: int, length: int = T_STYLE) -> torch.Tensor:
     short at a random length, so that many targets are PAD."""
     from shared.captions import romantic
     from shared.scenes import make_scenes
+
     captions = encode_batch([romantic(c) for c in make_scenes(n, seed).targets], length)
     g = torch.Generator().manual_seed(seed)
     for i in range(0, n, 2):
         words = int(torch.randint(1, 6, (1,), generator=g))
         captions[i, 1 + words] = END
-        captions[i, 2 + words:] = PAD
+        captions[i, 2 + words :] = PAD
     return captions
 
 
@@ -255,63 +291,103 @@ def _run_styled(student, seed, sizes, optimizer, style_before, start, n, steps, 
     rows = 1 if expand else n
     h0 = torch.tanh(torch.randn(rows, sizes["H"], generator=g))
     c0 = torch.randn(rows, sizes["H"], generator=g)
-    describe = (f"StyleNet E={sizes['E']}, H={sizes['H']}, rank={sizes['rank']}; {n} captions of length "
-                f"{captions.shape[1]}, PAD after END, its cell run by nn.LSTMCell's op; optimizer: "
-                f"{OPTIMIZERS[optimizer]}; style before the step: {style_before}; seed={seed}")
-    out = student.call("stylenet.styled_steps", timeout=limits.LIMITS.styled_steps_call, sizes=sizes, weights=weights,
-                       warmup_grads=grads, optimizer=optimizer, style_before=style_before, captions=captions, h0=h0,
-                       c0=c0, expand=expand, steps=steps)
+    describe = (
+        f"StyleNet E={sizes['E']}, H={sizes['H']}, rank={sizes['rank']}; {n} captions of length "
+        f"{captions.shape[1]}, PAD after END, its cell run by nn.LSTMCell's op; optimizer: "
+        f"{OPTIMIZERS[optimizer]}; style before the step: {style_before}; seed={seed}"
+    )
+    out = student.call(
+        "stylenet.styled_steps",
+        timeout=limits.LIMITS.styled_steps_call,
+        sizes=sizes,
+        weights=weights,
+        warmup_grads=grads,
+        optimizer=optimizer,
+        style_before=style_before,
+        captions=captions,
+        h0=h0,
+        c0=c0,
+        expand=expand,
+        steps=steps,
+    )
     if not isinstance(out, dict) or "params" not in out:
         raise CheckFailed(f"styled_steps: unexpected reply {type_name(out)} [{describe}]")
     state = (h0.expand(n, -1), c0.expand(n, -1))
     captions_after, h_after, c_after = expect_tuple("inputs after styled_text_step", out["inputs_after"], 3, describe)
-    expect_tensor("captions after styled_text_step (inputs must not be modified)", captions_after, captions,
-                  rtol=0, atol=0, case=describe)
-    expect_tensor("state h0 after styled_text_step (inputs must not be modified)", h_after, state[0], rtol=0, atol=0,
-                  case=describe)
-    expect_tensor("state c0 after styled_text_step (inputs must not be modified)", c_after, state[1], rtol=0, atol=0,
-                  case=describe)
+    expect_tensor(
+        "captions after styled_text_step (inputs must not be modified)",
+        captions_after,
+        captions,
+        rtol=0,
+        atol=0,
+        case=describe,
+    )
+    expect_tensor(
+        "state h0 after styled_text_step (inputs must not be modified)",
+        h_after,
+        state[0],
+        rtol=0,
+        atol=0,
+        case=describe,
+    )
+    expect_tensor(
+        "state c0 after styled_text_step (inputs must not be modified)",
+        c_after,
+        state[1],
+        rtol=0,
+        atol=0,
+        case=describe,
+    )
     return out, captions, state, describe
 
 
 def _check_isolation(student, seed, sizes, optimizer, style_before, start, n=6, steps=2, expand=False):
     """Every step: S_romantic and some style-word output rows move; nothing else moves by a single bit; the value
     returned is the romantic loss of the weights before the step."""
-    out, captions, state, describe = _run_styled(student, seed, sizes, optimizer, style_before, start, n, steps,
-                                                 expand)
+    out, captions, state, describe = _run_styled(student, seed, sizes, optimizer, style_before, start, n, steps, expand)
     rows = _style_rows()
     params, values = out["params"], out["values"]
     for k in range(steps):
         before, after = params[k], params[k + 1]
         step = f"{describe}; step {k + 1} of {steps}"
         value = values[k]
-        expect(isinstance(value, float), f"styled_text_step must return the loss as a Python float, got "
-               f"{type_name(value)}", step)
+        expect(
+            isinstance(value, float),
+            f"styled_text_step must return the loss as a Python float, got {type_name(value)}",
+            step,
+        )
         expected = romantic_loss(before, captions, *state)
-        expect(abs(value - expected) <= 1e-5 + 1e-4 * abs(expected),
-               f"styled_text_step returned {value:.6f}, but the loss before the update (mean cross-entropy over "
-               f"non-PAD targets, romantic factor, mix None) is {expected:.6f}", step)
+        expect(
+            abs(value - expected) <= 1e-5 + 1e-4 * abs(expected),
+            f"styled_text_step returned {value:.6f}, but the loss before the update (mean cross-entropy over "
+            f"non-PAD targets, romantic factor, mix None) is {expected:.6f}",
+            step,
+        )
         for name, old in before.items():
             new = after.get(name)
             if not isinstance(new, torch.Tensor) or new.shape != old.shape:
                 raise CheckFailed(f"parameter {name} is missing or changed shape [{step}]")
             if name == "cell.S.romantic":
-                expect(not torch.equal(new, old), "S['romantic'] did not change: the styled update must train it",
-                       step)
+                expect(not torch.equal(new, old), "S['romantic'] did not change: the styled update must train it", step)
             elif name in ROW_PARAMS:
                 moved = (new != old).reshape(VOCAB_SIZE, -1).any(1)
                 if (moved & ~rows).any():
                     r = int((moved & ~rows).nonzero()[0])
                     change = (new[r].double() - old[r].double()).abs().max().item()
-                    raise CheckFailed(f"{name}: row {r} ({VOCAB[r]!r}, not a style word) changed (by up to "
-                                      f"{change:.3g}); only the rows of the style words {list(STYLE_IDS)} may "
-                                      f"move [{step}]")
+                    raise CheckFailed(
+                        f"{name}: row {r} ({VOCAB[r]!r}, not a style word) changed (by up to "
+                        f"{change:.3g}); only the rows of the style words {list(STYLE_IDS)} may "
+                        f"move [{step}]"
+                    )
             elif not torch.equal(new, old):
-                raise CheckFailed(f"{name} changed ({_largest_change(old, new)}); every parameter but S['romantic'] "
-                                  f"and the style-word rows must stay bit-for-bit unchanged [{step}]")
+                raise CheckFailed(
+                    f"{name} changed ({_largest_change(old, new)}); every parameter but S['romantic'] "
+                    f"and the style-word rows must stay bit-for-bit unchanged [{step}]"
+                )
         out_moved = any(not torch.equal(after[p][rows], before[p][rows]) for p in ("out.weight", "out.bias"))
-        expect(out_moved, "no style-word row of out.weight or out.bias changed: the styled update must train them",
-               step)
+        expect(
+            out_moved, "no style-word row of out.weight or out.bias changed: the styled update must train them", step
+        )
 
 
 @check()

@@ -14,15 +14,50 @@ back is plain data, checked by the caller.
 
 What the rest of the kit uses is imported here under its own name.
 """
+
 from autograder.public.client.disk import remove_tree
-from autograder.public.client.errors import (EvaluationFailed, FolderTooDeep, OverDisk, OverMemory, StudentError,
-                                             TimedOut, WorkerDied, ZygoteLost)
-from autograder.public.client.interface import (SEPARATE_PROCESS, Evaluate, Isolation, Limits, SeparateProcess,
-                                                StudentWorker, WorkerFactory)
+from autograder.public.client.errors import (
+    EvaluationFailed,
+    FolderTooDeep,
+    OverDisk,
+    OverMemory,
+    StudentError,
+    TimedOut,
+    WorkerDied,
+    ZygoteLost,
+)
+from autograder.public.client.interface import (
+    SEPARATE_PROCESS,
+    Evaluate,
+    Isolation,
+    Limits,
+    SeparateProcess,
+    StudentWorker,
+    WorkerFactory,
+)
 from autograder.public.client.runtime import RUNTIME_FILES, copy_runtime
 from autograder.public.client.worker import Worker
 from autograder.public.client.zygote import SharedZygote
 
-__all__ = ["RUNTIME_FILES", "SEPARATE_PROCESS", "EvaluationFailed", "Evaluate", "FolderTooDeep", "Isolation", "Limits",
-           "OverDisk", "OverMemory", "SeparateProcess", "SharedZygote", "StudentError", "StudentWorker", "TimedOut",
-           "Worker", "WorkerDied", "WorkerFactory", "ZygoteLost", "copy_runtime", "remove_tree"]
+__all__ = [
+    "RUNTIME_FILES",
+    "SEPARATE_PROCESS",
+    "EvaluationFailed",
+    "Evaluate",
+    "FolderTooDeep",
+    "Isolation",
+    "Limits",
+    "OverDisk",
+    "OverMemory",
+    "SeparateProcess",
+    "SharedZygote",
+    "StudentError",
+    "StudentWorker",
+    "TimedOut",
+    "Worker",
+    "WorkerDied",
+    "WorkerFactory",
+    "ZygoteLost",
+    "copy_runtime",
+    "remove_tree",
+]

@@ -1,25 +1,28 @@
 """What a worker keeps on disk, counted without following its links, and how its folders are emptied and
 removed."""
+
 from __future__ import annotations
 
 import collections
 import os
 import stat
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.public import limits as time_limits
 from autograder.public.client.errors import FolderTooDeep
 
-_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW   # a folder opened to be read, never through a link
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW  # a folder opened to be read, never through a link
 
-MEMORY_TEMP_DIRS = ("/dev/shm",)   # temporary folders whose files take memory, not disk
+MEMORY_TEMP_DIRS = ("/dev/shm",)  # temporary folders whose files take memory, not disk
 # The machine's folders every user may write to (autograder.grader.isolation.sweep empties them of the sandbox user's).
 TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 
 
-def count_files(roots: list[tuple[str, bool]], uid: int | None, since: int = 0,
-          every_folder: bool = False) -> tuple[int, int]:
+def count_files(
+    roots: list[tuple[str, bool]], uid: int | None, since: int = 0, every_folder: bool = False
+) -> tuple[int, int]:
     """(bytes, entries) of what lies beneath `roots` ((folder, count everything in it)) and is counted: everything
     where the flag is set, else what `uid` owns and changed (st_ctime, which no user can set back) at `since` (ns) or
     later; beneath a folder without the flag only `uid`'s folders are searched (every folder with `every_folder`).
@@ -32,7 +35,7 @@ def count_files(roots: list[tuple[str, bool]], uid: int | None, since: int = 0,
             folder: int | None = os.open(root, _DIRECTORY)
         except OSError:
             continue
-        frames: list[tuple[int, list[str]]] = []   # the open folders of the current path, each with what is left
+        frames: list[tuple[int, list[str]]] = []  # the open folders of the current path, each with what is left
         try:
             while True:
                 if folder is not None:
@@ -51,8 +54,9 @@ def count_files(roots: list[tuple[str, bool]], uid: int | None, since: int = 0,
                             below.append(entry.name)
                         elif everything or owned:
                             os.close(folder)
-                            raise FolderTooDeep(f"the worker's folders nest more than "
-                                                f"{time_limits.WORKER_FOLDER_DEPTH} levels deep")
+                            raise FolderTooDeep(
+                                f"the worker's folders nest more than {time_limits.WORKER_FOLDER_DEPTH} levels deep"
+                            )
                     frames.append((folder, below))
                 parent, below = frames[-1]
                 if below:
@@ -96,8 +100,12 @@ def writable_folders(uid: int, roots: tuple[str, ...] | None = None) -> list[str
         searched = _search_writable_by_owners(roots, SEARCHED_FOLDERS)
         _searches[roots] = (time.monotonic(), searched)
     found = list(dict.fromkeys([*roots, *(folder for folder, owners in searched if uid not in owners)]))
-    looked = [path for folder in found for path, info in _enterable_folders(folder)
-              if info.st_uid != uid and info.st_mode & 0o002]   # made since the walk, in a writable folder
+    looked = [
+        path
+        for folder in found
+        for path, info in _enterable_folders(folder)
+        if info.st_uid != uid and info.st_mode & 0o002
+    ]  # made since the walk, in a writable folder
     return list(dict.fromkeys([*found, *looked]))
 
 
@@ -124,7 +132,7 @@ def _search_writable_by_owners(roots: tuple[str, ...], folders: int) -> list[tup
     u never enters its own folders (they are disk_usage's), so what the walk finds for u are the folders whose owners
     leave u out."""
     found = []
-    queue = collections.deque((root, frozenset()) for root in roots)
+    queue: collections.deque[tuple[str, frozenset[int]]] = collections.deque((root, frozenset()) for root in roots)
     for _ in range(folders):
         if not queue:
             break
@@ -137,7 +145,7 @@ def _search_writable_by_owners(roots: tuple[str, ...], folders: int) -> list[tup
     return found
 
 
-def disk_usage(uid: int | None, own: Path, writable: list[str] = (), since: int = 0) -> tuple[int, int]:
+def disk_usage(uid: int | None, own: Path, writable: Sequence[str] = (), since: int = 0) -> tuple[int, int]:
     """(bytes, files and folders) a worker keeps: everything in its folder `own` and, with a sandbox user `uid`,
     what that user owns in the `writable` folders (writable_folders) and beneath, changed at `since` (ns, the
     worker's start) or later: files an earlier worker of the user left are not this one's (without a user, files
@@ -151,7 +159,6 @@ def empty_folder(folder: Path) -> None:
     folder.mkdir(exist_ok=True)
     for entry in list(os.scandir(folder)):
         remove_tree(entry.path)
-
 
 
 def remove_tree(path: str | os.PathLike) -> None:

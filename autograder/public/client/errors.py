@@ -1,6 +1,8 @@
 """Why a call into the worker did not return a result: the student's code raised, the worker overran a limit or
 ended, or the grader's own judgement failed."""
+
 from __future__ import annotations
+
 
 class StudentError(Exception):
     """The student's code raised. `kind` is the exception type (one of KINDS), `detail` its message, `where` the
@@ -15,11 +17,13 @@ class StudentError(Exception):
 
 class OverMemory(Exception):
     """The worker's process tree used more memory than Limits.tree_memory_bytes. `shown`: what a hidden check shows."""
+
     shown = "the worker used more memory than it may"
 
 
 class OverDisk(OverMemory):
     """The worker's files took more than Limits.disk_bytes or disk_files (disk_usage)."""
+
     shown = "the worker wrote more files than it may"
 
 

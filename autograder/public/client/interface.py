@@ -1,25 +1,28 @@
 """What a worker is to the code that grades with it: its resource limits, how it is kept apart (Isolation), and
 the StudentWorker protocol the runner and the engine call."""
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
-from autograder.public import limits as time_limits   # (`limits` is a Worker argument)
+from autograder.public import limits as time_limits  # (`limits` is a Worker argument)
 from autograder.public.client.errors import StudentError
 from autograder.public.limits import Deadline
 
-TREE_MEMORY_BYTES = 6 * 1024 ** 3   # the default of Limits.tree_memory_bytes
+TREE_MEMORY_BYTES = 6 * 1024**3  # the default of Limits.tree_memory_bytes
 
 
 @dataclass
 class Limits:
     """Resource limits of a worker, set by the worker on itself before it imports student code (its time limits:
     autograder.public.limits)."""
-    memory_bytes: int = 3 * 1024 ** 3      # address space: torch needs about 1 GiB to import
-    file_bytes: int = 16 * 1024 ** 2       # the largest file it may write (its output file included)
-    processes: int = 64                    # per user: enforced for the sandbox user, not for root
+
+    memory_bytes: int = 3 * 1024**3  # address space: torch needs about 1 GiB to import
+    file_bytes: int = 16 * 1024**2  # the largest file it may write (its output file included)
+    processes: int = 64  # per user: enforced for the sandbox user, not for root
     # A backstop: the wall-clock limits of each call, check and part come first.
     cpu_seconds: int = field(default_factory=lambda: time_limits.LIMITS.cpu)
     # All the worker's processes together (proportional set size) and the files its user keeps in memory-backed
@@ -34,12 +37,30 @@ class Isolation(Protocol):
     """How a worker is kept apart from the process that starts it. The grader decides it per machine
     (the grader's isolation: a dedicated user, namespaces); where students run their own code on their
     own machine, a separate process with limits is enough (SEPARATE_PROCESS)."""
-    uid: int | None              # the sandbox user, whose processes are the worker's (None: no dedicated user)
-    gid: int | None              # the sandbox user's group, the only one that may read the staged module
-    prefix: tuple[str, ...]      # put before the worker's command line (namespaces, the user switch)
-    pid_namespace: bool          # the prefix makes a PID namespace: the worker runs under autograder/worker/init.py
-    private_tmp: bool            # the prefix mounts a private /dev/shm (and /var/tmp) in the worker's namespace
-    note: str                    # one line for the person running the checks
+
+    @property
+    def uid(self) -> int | None:
+        """The sandbox user, whose processes are the worker's (None: no dedicated user)."""
+
+    @property
+    def gid(self) -> int | None:
+        """The sandbox user's group, the only one that may read the staged module."""
+
+    @property
+    def prefix(self) -> tuple[str, ...]:
+        """Put before the worker's command line (namespaces, the user switch)."""
+
+    @property
+    def pid_namespace(self) -> bool:
+        """The prefix makes a PID namespace: the worker runs under autograder/worker/init.py."""
+
+    @property
+    def private_tmp(self) -> bool:
+        """The prefix mounts a private /dev/shm (and /var/tmp) in the worker's namespace."""
+
+    @property
+    def note(self) -> str:
+        """One line for the person running the checks."""
 
     def owns(self, path: Path) -> None:
         """Give `path` to the sandbox user (a no-op without one)."""
@@ -52,6 +73,7 @@ class Isolation(Protocol):
 @dataclass(frozen=True)
 class SeparateProcess:
     """Isolation by a separate process with resource limits only: no user switch, no namespaces."""
+
     uid: None = None
     gid: None = None
     prefix: tuple[str, ...] = ()
@@ -72,16 +94,23 @@ SEPARATE_PROCESS = SeparateProcess()
 class StudentWorker(Protocol):
     """What the engine needs of a worker serving one part: the sandboxed process below, or the in-process
     stand-in of the kit's benchmarks."""
-    import_error: StudentError | None   # the student's module could not be imported (then nothing runs)
-    dead_reason: str | None             # why the worker stopped, once it has
-    deadline: Deadline | None           # the part's: no start-up and no call of this worker goes past it
-    on_progress: Callable[[int, int, float], None] | None   # told (epoch, epochs, loss) after each training epoch
+
+    import_error: StudentError | None  # the student's module could not be imported (then nothing runs)
+    dead_reason: str | None  # why the worker stopped, once it has
+    deadline: Deadline | None  # the part's: no start-up and no call of this worker goes past it
+    on_progress: Callable[[int, int, float], None] | None  # told (epoch, epochs, loss) after each training epoch
 
     @property
     def alive(self) -> bool: ...
 
-    def call(self, recipe: str, timeout: float | None = None, deadline: Deadline | None = None,
-             evaluate: Evaluate | None = None, **kwargs):
+    def call(
+        self,
+        recipe: str,
+        timeout: float | None = None,
+        deadline: Deadline | None = None,
+        evaluate: Evaluate | None = None,
+        **kwargs,
+    ):
         """Run `recipe` with `kwargs` within `timeout` seconds (default: LIMITS.call), `deadline` and the part's;
         a training recipe's epochs are judged by `evaluate` (Worker.call)."""
 

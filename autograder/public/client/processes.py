@@ -1,9 +1,11 @@
 """A worker's processes as /proc shows them: their start times, children, sessions and memory."""
+
 from __future__ import annotations
 
 import os
 
 from autograder.public.client.disk import MEMORY_TEMP_DIRS, count_files
+
 
 def _proportional_bytes(pid: int) -> int:
     """The process's proportional set size (shared pages divided among their users); where that is unreadable
@@ -79,8 +81,11 @@ def tree_memory(leader: int, uid: int | None, exact: bool = True) -> int:
     """Bytes used by the worker's processes (every process of the sandbox user `uid`; without one, the worker's
     session led by `leader`) and by that user's files in memory-backed temporary folders. exact=False: an upper
     bound, cheap to read (resident instead of proportional set sizes; shared pages counted once per process)."""
-    pids = processes_of(uid) if uid is not None else \
-        [int(p) for p in os.listdir("/proc") if p.isdigit() and _session_of(int(p)) == leader]
+    pids = (
+        processes_of(uid)
+        if uid is not None
+        else [int(p) for p in os.listdir("/proc") if p.isdigit() and _session_of(int(p)) == leader]
+    )
     total = sum((_proportional_bytes if exact else _resident_bytes)(pid) for pid in pids)
     if uid is not None:
         total += count_files([(folder, False) for folder in MEMORY_TEMP_DIRS], uid, every_folder=True)[0]

@@ -1,5 +1,6 @@
 """What the grading process makes of what a worker sends, or of how it ended: an error's fields and the student's
 frames, plain data, a training epoch's progress and captions, an exit status."""
+
 from __future__ import annotations
 
 import ast
@@ -16,8 +17,9 @@ from autograder.worker.protocol import clean
 # The exception kinds a message may name: Python's built-in exceptions and the ban's own error. Any other name
 # (the worker reduces every exception to one of these, but the student's code can replace the worker's reducer)
 # becomes "Exception": a class name is text the student's code chose, and may carry a hidden check's inputs.
-KINDS = frozenset(name for name, value in vars(builtins).items()
-                  if isinstance(value, type) and issubclass(value, BaseException)) | {"ForbiddenOpError"}
+KINDS = frozenset(
+    name for name, value in vars(builtins).items() if isinstance(value, type) and issubclass(value, BaseException)
+) | {"ForbiddenOpError"}
 
 
 def error_fields(error, module: str, source: str) -> tuple[str, str, str] | None:
@@ -25,12 +27,18 @@ def error_fields(error, module: str, source: str) -> tuple[str, str, str] | None
     `source`), or None. The message is cleaned and capped here again (the worker's own cleaning runs beside the
     student's code); of the worker's traceback text only the line numbers of `module`'s own lines are kept, and
     `where` is the grader's text of those lines (student_frames)."""
-    if not (isinstance(error, dict) and set(error) <= {"type", "message", "where"}
-            and all(type(v) is str for v in error.values())):
+    if not (
+        isinstance(error, dict)
+        and set(error) <= {"type", "message", "where"}
+        and all(type(v) is str for v in error.values())
+    ):
         return None
     kind = error.get("type", "Exception")
-    return (kind if kind in KINDS else "Exception", clean(error.get("message", ""), 800),
-            student_frames(error.get("where", ""), module, source))
+    return (
+        kind if kind in KINDS else "Exception",
+        clean(error.get("message", ""), 800),
+        student_frames(error.get("where", ""), module, source),
+    )
 
 
 # A frame as the worker writes it (traceback.format_list: two spaces, then the file, line and function). Only the
@@ -38,7 +46,7 @@ def error_fields(error, module: str, source: str) -> tuple[str, str, str] | None
 # and the line's text are the worker's to choose (code compiled under any name, a replaced reducer), and would carry
 # whatever it holds, a hidden check's inputs included.
 WORKER_FRAME = re.compile(r'^  File "([^"\n]*)", line (\d{1,9}), in ', re.MULTILINE)
-FRAMES_KEPT = 3   # the innermost frames of the student's module a traceback shows
+FRAMES_KEPT = 3  # the innermost frames of the student's module a traceback shows
 
 
 def student_frames(where: str, module: str, source: str) -> str:
@@ -49,10 +57,16 @@ def student_frames(where: str, module: str, source: str) -> str:
     if not where:
         return ""
     lines, functions = _module_lines(source)
-    kept = [int(line) for file, line in WORKER_FRAME.findall(where)
-            if file == f"{module}.py" and 1 <= int(line) <= len(lines)][-FRAMES_KEPT:]
-    return "".join(f'  File "{module}.py", line {n}, in {functions.get(n, "<module>")}\n'
-                   + (f"    {clean(lines[n - 1].strip(), 200)}\n" if lines[n - 1].strip() else "") for n in kept)
+    kept = [
+        int(line)
+        for file, line in WORKER_FRAME.findall(where)
+        if file == f"{module}.py" and 1 <= int(line) <= len(lines)
+    ][-FRAMES_KEPT:]
+    return "".join(
+        f'  File "{module}.py", line {n}, in {functions.get(n, "<module>")}\n'
+        + (f"    {clean(lines[n - 1].strip(), 200)}\n" if lines[n - 1].strip() else "")
+        for n in kept
+    )
 
 
 @functools.lru_cache(maxsize=8)
@@ -65,9 +79,9 @@ def _module_lines(source: str) -> tuple[list[str], dict[int, str]]:
     functions: dict[int, str] = {}
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):   # not Python this interpreter reads: no names
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python this interpreter reads: no names
         return lines, {n: "?" for n in range(1, len(lines) + 1)}
-    for node in ast.walk(tree):   # outer definitions before inner ones, which then overwrite them
+    for node in ast.walk(tree):  # outer definitions before inner ones, which then overwrite them
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             name = getattr(node, "name", "<lambda>")
             for n in range(node.lineno, (node.end_lineno or node.lineno) + 1):
@@ -89,12 +103,16 @@ def is_plain(value, depth: int = 0) -> bool:
     if type(value) in (list, tuple):
         return all(is_plain(v, depth + 1) for v in value)
     if type(value) is dict:
-        return all(type(k) in (str, int, tuple) and is_plain(k, depth + 1) and is_plain(v, depth + 1)
-                   for k, v in value.items())
-    torch = sys.modules.get("torch")   # a reply holds a tensor only if unpickling it imported torch
+        return all(
+            type(k) in (str, int, tuple) and is_plain(k, depth + 1) and is_plain(v, depth + 1) for k, v in value.items()
+        )
+    torch = sys.modules.get("torch")  # a reply holds a tensor only if unpickling it imported torch
     if torch is not None and type(value) is torch.Tensor:
-        return value.layout == torch.strided and not value.requires_grad and \
-            value.numel() * value.element_size() <= value.untyped_storage().nbytes()
+        return (
+            value.layout == torch.strided
+            and not value.requires_grad
+            and value.numel() * value.element_size() <= value.untyped_storage().nbytes()
+        )
     return False
 
 
@@ -116,16 +134,22 @@ def progress_of(message) -> tuple[int, int, float] | None:
     return (epoch, epochs, loss) if 1 <= epoch <= epochs <= MAX_EPOCHS else None
 
 
-MALFORMED = object()          # judged_tokens of a message whose captions are not plain token tensors
-MAX_CAPTIONS = 100_000        # rows of one judged token tensor
-MAX_CAPTION_LENGTH = 256      # its columns
-MAX_CAPTION_SETS = 8          # tensors of a {name: tensor} judged at once
+MALFORMED = object()  # judged_tokens of a message whose captions are not plain token tensors
+MAX_CAPTIONS = 100_000  # rows of one judged token tensor
+MAX_CAPTION_LENGTH = 256  # its columns
+MAX_CAPTION_SETS = 8  # tensors of a {name: tensor} judged at once
 
 
 def _token_tensor(value) -> bool:
     torch = sys.modules.get("torch")
-    return (torch is not None and type(value) is torch.Tensor and value.dtype == torch.long and value.dim() == 2
-            and value.shape[0] <= MAX_CAPTIONS and value.shape[1] <= MAX_CAPTION_LENGTH)
+    return (
+        torch is not None
+        and type(value) is torch.Tensor
+        and value.dtype == torch.long
+        and value.dim() == 2
+        and value.shape[0] <= MAX_CAPTIONS
+        and value.shape[1] <= MAX_CAPTION_LENGTH
+    )
 
 
 def judged_tokens(message):
@@ -137,8 +161,11 @@ def judged_tokens(message):
     tokens = body["tokens"]
     if _token_tensor(tokens):
         return tokens
-    if (type(tokens) is dict and 0 < len(tokens) <= MAX_CAPTION_SETS
-            and all(type(k) is str and _token_tensor(v) for k, v in tokens.items())):
+    if (
+        type(tokens) is dict
+        and 0 < len(tokens) <= MAX_CAPTION_SETS
+        and all(type(k) is str and _token_tensor(v) for k, v in tokens.items())
+    ):
         return tokens
     return MALFORMED
 

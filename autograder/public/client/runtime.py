@@ -1,4 +1,5 @@
 """The code a worker runs from: a copy of the worker zone and shared/, never the kit's own folders."""
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """A worker process serving one part: its start from the zygote, its end, a restart, and the two phases of a part
 (its call loop: calls.py)."""
+
 from __future__ import annotations
 
 import json
@@ -9,15 +10,22 @@ import socket
 import subprocess
 from pathlib import Path
 
-from autograder.public import limits as time_limits   # (`limits` is a Worker argument)
+from autograder.public import limits as time_limits  # (`limits` is a Worker argument)
 from autograder.public.client.calls import CallLoop
 from autograder.public.client.disk import empty_folder, remove_tree
 from autograder.public.client.errors import OverMemory, StudentError, WorkerDied, ZygoteLost
 from autograder.public.client.interface import SEPARATE_PROCESS, Isolation, Limits
 from autograder.public.client.processes import children_of, start_time
 from autograder.public.client.replies import describe_exit, error_fields
-from autograder.public.client.zygote import (FORK_SECONDS, KILL_SECONDS, SharedZygote, ZygoteState, ZygoteAttribute,
-                                             start_zygote, worker_environment)
+from autograder.public.client.zygote import (
+    FORK_SECONDS,
+    KILL_SECONDS,
+    SharedZygote,
+    ZygoteAttribute,
+    ZygoteState,
+    start_zygote,
+    worker_environment,
+)
 from autograder.public.limits import Deadline, earliest
 from autograder.public.source_scan import banned_uses, grader_reach
 from autograder.public.staging import stage
@@ -36,39 +44,51 @@ class Worker(CallLoop):
     `shared`: the zygote its workers are forked from, shared with other parts (SharedZygote; `scratch` lies below its
     folder); by default the part's own.
     """
-    proc = ZygoteAttribute("proc")         # the zygote's process, as started (start_zygote)
-    control = ZygoteAttribute("control")   # the zygote's control socket
-    stdout = ZygoteAttribute("stdout")     # the file its output (and every worker's) goes to
-    zygote = ZygoteAttribute("chain")      # see _find_zygote
 
-    def __init__(self, module: str, submission: Path, scratch: Path, runtime: Path, isolation: Isolation,
-                 references: dict[str, str] | None = None, limits: Limits | None = None,
-                 deadline: Deadline | None = None, shared: SharedZygote | None = None):
+    proc = ZygoteAttribute("proc")  # the zygote's process, as started (start_zygote)
+    control = ZygoteAttribute("control")  # the zygote's control socket
+    stdout = ZygoteAttribute("stdout")  # the file its output (and every worker's) goes to
+    zygote = ZygoteAttribute("chain")  # see _find_zygote
+
+    def __init__(
+        self,
+        module: str,
+        submission: Path,
+        scratch: Path,
+        runtime: Path,
+        isolation: Isolation,
+        references: dict[str, str] | None = None,
+        limits: Limits | None = None,
+        deadline: Deadline | None = None,
+        shared: SharedZygote | None = None,
+    ):
         if shared is not None and (isolation != SEPARATE_PROCESS or module not in shared.modules):
-            raise ValueError(f"shared: a zygote shared by parts serves them without a sandbox (SEPARATE_PROCESS) "
-                             f"and must have been started for {module!r}")
+            raise ValueError(
+                f"shared: a zygote shared by parts serves them without a sandbox (SEPARATE_PROCESS) "
+                f"and must have been started for {module!r}"
+            )
         self.module = module
         self.scratch = Path(scratch)
         self.shared = shared is not None
         self.state = shared if shared is not None else ZygoteState(self.scratch, (module,))
         self.runtime, self.isolation = Path(runtime), isolation
         self.references = references or {}
-        self.hidden_phase = False   # the running worker serves the hidden checks (and so holds the references)
+        self.hidden_phase = False  # the running worker serves the hidden checks (and so holds the references)
         self.limits = limits or Limits()
         self.deadline = deadline
-        self.on_progress = None   # set by the engine: on_progress(epoch, epochs, loss) after each training epoch
-        self.child: int | None = None                  # the running worker's pid, as the zygote sees it
-        self.child_started: int | None = None          # its start time (outside a PID namespace)
-        self.became = False                            # the running worker is the zygote itself
-        self.starts = 0                                # workers started for the part
-        self.sent = 0                                  # requests sent: each reply must name the last one (call)
+        self.on_progress = None  # set by the engine: on_progress(epoch, epochs, loss) after each training epoch
+        self.child: int | None = None  # the running worker's pid, as the zygote sees it
+        self.child_started: int | None = None  # its start time (outside a PID namespace)
+        self.became = False  # the running worker is the zygote itself
+        self.starts = 0  # workers started for the part
+        self.sent = 0  # requests sent: each reply must name the last one (call)
         self.work = self.requests = self.replies = None
-        self.writable: list[str] | None = None   # where the sandbox user's files may lie (writable_folders), found once
-        self.disk_since = 0                       # when the running worker started, in file-time ns (_start)
+        self.writable: list[str] | None = None  # where the sandbox user's files may lie (writable_folders), found once
+        self.disk_since = 0  # when the running worker started, in file-time ns (_start)
         self.dead_reason: str | None = None
-        self.dead_shown: str | None = None   # the reason as a hidden check may show it (WorkerDied.shown)
+        self.dead_shown: str | None = None  # the reason as a hidden check may show it (WorkerDied.shown)
         self.import_error: StudentError | None = None
-        self.over_budget: tuple[str, str] | None = None   # why a reply broke its budget: the part's grade ends
+        self.over_budget: tuple[str, str] | None = None  # why a reply broke its budget: the part's grade ends
         self.scratch.mkdir(parents=True, exist_ok=True)
         os.chmod(self.scratch, 0o711)
         self.staging = stage(module, Path(submission), self.scratch / "staging")
@@ -77,10 +97,13 @@ class Worker(CallLoop):
         os.chmod(self.staging, 0o700)
         self.source = (self.staging / f"{module}.py").read_bytes().decode("utf-8", errors="replace")
         # Every op some recipe of this part bans, and where the module's source names it (or the ban's machinery).
-        forbidden_ops = tuple(sorted({op for name, fn in recipes.load(module).items() if name.startswith(f"{module}.")
-                                      for op in fn.forbid}))
+        forbidden_ops = tuple(
+            sorted(
+                {op for name, fn in recipes.load(module).items() if name.startswith(f"{module}.") for op in fn.forbid}
+            )
+        )
         self.banned = banned_uses(self.source, forbidden_ops)
-        self.reach = grader_reach(self.source)   # reaches into the grader's worker: no result counts
+        self.reach = grader_reach(self.source)  # reaches into the grader's worker: no result counts
         try:
             self._start()
         except BaseException:  # never leave a worker running behind an error of the grader's
@@ -94,22 +117,22 @@ class Worker(CallLoop):
     # it (it is of the same user), which costs only its own part: a zygote that no longer answers is replaced.
     def _start(self) -> None:
         work = self.scratch / "work"
-        empty_folder(work)   # kept, not made anew: a zygote's namespace may hold its private tmpfs mounted there
+        empty_folder(work)  # kept, not made anew: a zygote's namespace may hold its private tmpfs mounted there
         os.chmod(work, 0o700)
         self.isolation.owns(work)
         self.work = work
         # The worker's files in the shared folders are those changed from now on (older ones are another worker's).
         self.disk_since = os.stat(work).st_ctime_ns
         config = time_limits.LIMITS
-        deadline = earliest(Deadline.after(config.seconds(config.startup), "the worker did not start in time"),
-                            self.deadline)
+        deadline = earliest(
+            Deadline.after(config.seconds(config.startup), "the worker did not start in time"), self.deadline
+        )
         try:
-            self._fork(deadline)
+            requests, replies = self._fork(deadline)
             startup = max(deadline.left(), 1.0)
             references = self.references if self.hidden_phase else {}
-            protocol.send(self.requests, {"references": references, "source": self.source}, timeout=startup)
-            hello = protocol.receive(self.replies, timeout=startup, watch=self._watch_memory,
-                                     budget=protocol.REPLY)
+            protocol.send(requests, {"references": references, "source": self.source}, timeout=startup)
+            hello = protocol.receive(replies, timeout=startup, watch=self._watch_memory, budget=protocol.REPLY)
         except protocol.ChannelTimeout:
             self.kill(deadline.reached)
             return
@@ -124,19 +147,24 @@ class Worker(CallLoop):
             return
         if type(hello) is dict and hello == {"ready": True}:
             return
-        error = error_fields(hello.get("error"), self.module, self.source) if isinstance(hello, dict) and set(hello) == {"ready", "error"} \
-            and hello["ready"] is False else None
+        error = (
+            error_fields(hello.get("error"), self.module, self.source)
+            if isinstance(hello, dict) and set(hello) == {"ready", "error"} and hello["ready"] is False
+            else None
+        )
         if error is None:
             self.kill("the worker sent a malformed start-up message")
             return
         self.import_error = StudentError(*error)
-        self.kill(f"{self.module}.py could not be imported: {self.import_error}",
-                  shown=f"{self.module}.py could not be imported")   # not even the kind where it is hidden (A58)
+        self.kill(
+            f"{self.module}.py could not be imported: {self.import_error}",
+            shown=f"{self.module}.py could not be imported",
+        )  # not even the kind where it is hidden (A58)
 
-    def _fork(self, deadline: Deadline) -> None:
-        """A worker forked from the zygote, connected to this grader by two new pipes; a fresh zygote first when
-        there is none or the one there was is gone (a zygote that stops answering is ended by the request that
-        waited for it: _control)."""
+    def _fork(self, deadline: Deadline) -> tuple[int, int]:
+        """A worker forked from the zygote, connected to this grader by two new pipes (returned: requests, replies);
+        a fresh zygote first when there is none or the one there was is gone (a zygote that stops answering is ended
+        by the request that waited for it: _control)."""
         fresh = not self._zygote_running()
         if fresh:
             self._end_zygote()
@@ -150,8 +178,9 @@ class Worker(CallLoop):
         req_r, req_w = os.pipe()
         rep_r, rep_w = os.pipe()
         try:
-            answer = self._control({"become" if become else "fork": str(self.work), "module": self.module}, timeout,
-                                   fds=(req_r, rep_w))
+            answer = self._control(
+                {"become" if become else "fork": str(self.work), "module": self.module}, timeout, fds=(req_r, rep_w)
+            )
         except BaseException:
             for fd in (req_w, rep_r):
                 os.close(fd)
@@ -159,16 +188,17 @@ class Worker(CallLoop):
         finally:
             os.close(req_r)
             os.close(rep_w)
-        self.requests, self.replies = protocol.nonblocking(req_w), rep_r
+        self.requests, self.replies = requests, replies = protocol.nonblocking(req_w), rep_r
         if type(answer.get("pid")) is not int:
             raise ZygoteLost("the zygote did not fork")
         self.child, self.became = answer["pid"], become
         self.child_started = start_time(self.child) if not self.isolation.pid_namespace else None
-        if self.zygote is None:   # found at its first fork: no student code has run yet
+        if self.zygote is None:  # found at its first fork: no student code has run yet
             self.zygote = self._find_zygote()
+        return requests, replies
 
     def _start_zygote(self) -> None:
-        start_zygote(self.state, self.runtime, self.isolation, self.limits, worker_environment(self.work))
+        start_zygote(self.state, self.runtime, self.isolation, self.limits, worker_environment(self.scratch / "work"))
 
     def _control(self, request: dict, timeout: float, fds: tuple[int, ...] = ()) -> dict:
         """Send the zygote one request and return its answer; ZygoteLost when it has none, ChannelTimeout when it
@@ -179,7 +209,7 @@ class Worker(CallLoop):
         try:
             socket.send_fds(self.control, [json.dumps(request).encode()], list(fds))
             answer = self.control.recv(4096)
-        except TimeoutError:   # a late answer must never be read as the next request's: this zygote is done
+        except TimeoutError:  # a late answer must never be read as the next request's: this zygote is done
             self.control.close()
             self.control = None
             raise protocol.ChannelTimeout("the zygote did not answer in time") from None
@@ -193,11 +223,11 @@ class Worker(CallLoop):
             raise ZygoteLost("the zygote is gone")
         return answer
 
-    def _find_zygote(self) -> tuple[tuple[int, int], ...]:
+    def _find_zygote(self) -> tuple[tuple[int, int | None], ...]:
         """(pid, start time) of the zygote and, in a PID namespace, of its init: the sandbox user's processes a
         sweep between two workers of the part leaves running."""
         chain = [self.proc.pid]
-        if self.isolation.pid_namespace:   # unshare (root) -> init -> zygote
+        if self.isolation.pid_namespace:  # unshare (root) -> init -> zygote
             for _ in range(2):
                 below = children_of(chain[-1])
                 if len(below) != 1:
@@ -277,7 +307,7 @@ class Worker(CallLoop):
     def _why_ended(self, seconds: float = 10) -> str:
         """Why the running worker ended (describe_exit), from its exit status as the zygote collected it within
         `seconds`."""
-        if self.became:   # the zygote itself: its status is the started process's (through init in a PID namespace)
+        if self.became:  # the zygote itself: its status is the started process's (through init in a PID namespace)
             try:
                 code = self.proc.wait(timeout=seconds)
             except subprocess.TimeoutExpired:
@@ -292,16 +322,17 @@ class Worker(CallLoop):
     def close(self) -> None:
         if self.dead_reason is None:
             self.dead_reason = "closed"
-        if self.shared:   # its own worker only: the zygote serves the parts after it
+        if self.shared:  # its own worker only: the zygote serves the parts after it
             self.kill(self.dead_reason)
         else:
             self._end_zygote()
-        remove_tree(self.work)
+        if self.work is not None:
+            remove_tree(self.work)
 
     def restart(self) -> None:
         """A fresh worker for the same part (after a crash or a timeout in one check, or before its hidden checks)."""
         self.kill("restarted")
-        if self.over_budget is not None:   # no fresh worker for the rest of the part: each check fails as this one did
+        if self.over_budget is not None:  # no fresh worker for the rest of the part: each check fails as this one did
             self.dead_reason, self.dead_shown = self.over_budget
             return
         self.dead_reason = self.dead_shown = None

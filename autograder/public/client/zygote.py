@@ -1,5 +1,6 @@
 """The zygote a part's workers are forked from (autograder/worker/main.py), as the grading process holds it: its
 state, how it is started, and the one a student's `check` shares between parts."""
+
 from __future__ import annotations
 
 import os
@@ -14,8 +15,8 @@ from typing import IO
 from autograder.public.client.interface import SEPARATE_PROCESS, Isolation, Limits
 
 # Fixed waits of the grader's own machinery, not time limits of grading (autograder/public/limits.py says why):
-FORK_SECONDS = 15   # how long a zygote that answered before may take to fork a worker
-KILL_SECONDS = 5    # ... to kill one and collect its status
+FORK_SECONDS = 15  # how long a zygote that answered before may take to fork a worker
+KILL_SECONDS = 5  # ... to kill one and collect its status
 
 
 @dataclass
@@ -24,12 +25,13 @@ class ZygoteState:
     file its output goes to and, from its first fork on, (pid, start time) of its processes (Worker._find_zygote).
     `folder` is its current folder, where output.txt lies: the folders of the workers forked from it lie below it
     (Landlock lets them write there); `modules` are the parts it serves."""
+
     folder: Path
     modules: tuple[str, ...]
     proc: subprocess.Popen | None = None
     control: socket.socket | None = None
     stdout: IO | None = None
-    chain: tuple[tuple[int, int], ...] | None = None
+    chain: tuple[tuple[int, int | None], ...] | None = None
 
 
 class SharedZygote(ZygoteState):
@@ -39,8 +41,7 @@ class SharedZygote(ZygoteState):
     one. Only without a sandbox (SEPARATE_PROCESS): in a grade no two parts share a process (Worker)."""
 
     @classmethod
-    def start(cls, folder: Path, modules: tuple[str, ...], runtime: Path, limits: Limits | None = None) \
-            -> SharedZygote:
+    def start(cls, folder: Path, modules: tuple[str, ...], runtime: Path, limits: Limits | None = None) -> SharedZygote:
         zygote = cls(Path(folder), tuple(modules))
         zygote.folder.mkdir(parents=True, exist_ok=True)
         os.chmod(zygote.folder, 0o711)
@@ -71,19 +72,47 @@ def start_zygote(zygote: ZygoteState, runtime: Path, isolation: Isolation, limit
     zygote.stdout = open(zygote.folder / "output.txt", "ab")
     os.chmod(zygote.folder / "output.txt", 0o600)
     # In a PID namespace of its own the worker is not its first process, which would ignore its own crashes.
-    python = [sys.executable, "-I", "-S", "-B", str(runtime / "autograder" / "worker" / "init.py"), "--"] \
-        if isolation.pid_namespace else [sys.executable]
+    python = (
+        [sys.executable, "-I", "-S", "-B", str(runtime / "autograder" / "worker" / "init.py"), "--"]
+        if isolation.pid_namespace
+        else [sys.executable]
+    )
     modules = [argument for module in zygote.modules for argument in ("--module", module)]
-    cmd = [*isolation.prefix, *python, "-I", "-B", "--check-hash-based-pycs", "always",
-           "-X", "faulthandler", str(runtime / "autograder" / "worker" / "main.py"),
-           *modules, "--control", str(theirs.fileno()), "--memory", str(limits.memory_bytes),
-           "--cpu", str(limits.cpu_seconds), "--file-size", str(limits.file_bytes), "--processes", str(limits.processes),
-           *(["--own-shm"] if isolation.private_tmp else []),
-           *(["--own-pids"] if isolation.pid_namespace else [])]
+    cmd = [
+        *isolation.prefix,
+        *python,
+        "-I",
+        "-B",
+        "--check-hash-based-pycs",
+        "always",
+        "-X",
+        "faulthandler",
+        str(runtime / "autograder" / "worker" / "main.py"),
+        *modules,
+        "--control",
+        str(theirs.fileno()),
+        "--memory",
+        str(limits.memory_bytes),
+        "--cpu",
+        str(limits.cpu_seconds),
+        "--file-size",
+        str(limits.file_bytes),
+        "--processes",
+        str(limits.processes),
+        *(["--own-shm"] if isolation.private_tmp else []),
+        *(["--own-pids"] if isolation.pid_namespace else []),
+    ]
     try:
-        zygote.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=zygote.stdout, stderr=subprocess.STDOUT,
-                                       pass_fds=(theirs.fileno(),), cwd=zygote.folder, start_new_session=True,
-                                       env=environment)
+        zygote.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=zygote.stdout,
+            stderr=subprocess.STDOUT,
+            pass_fds=(theirs.fileno(),),
+            cwd=zygote.folder,
+            start_new_session=True,
+            env=environment,
+        )
     finally:
         theirs.close()
     zygote.control, zygote.chain = ours, None
@@ -92,10 +121,18 @@ def start_zygote(zygote: ZygoteState, runtime: Path, isolation: Isolation, limit
 def worker_environment(home: Path) -> dict:
     """A worker's scrubbed environment: nothing of the grader's but what Python and torch need (a forked worker
     makes its own folder its home and temporary folder: autograder.worker.main.become_worker)."""
-    return {"PATH": "/usr/bin:/bin", "HOME": str(home), "TMPDIR": str(home), "LANG": "C.UTF-8",
-            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONHASHSEED": "0", "CUDA_VISIBLE_DEVICES": os.environ.get("CAPTIONKIT_WORKER_CUDA", ""),
-            **{name: os.environ[name] for name in ("CAPTIONKIT_WORKER_DROP",) if name in os.environ}}   # tests only
+    return {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(home),
+        "TMPDIR": str(home),
+        "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "CUDA_VISIBLE_DEVICES": os.environ.get("CAPTIONKIT_WORKER_CUDA", ""),
+        **{name: os.environ[name] for name in ("CAPTIONKIT_WORKER_DROP",) if name in os.environ},
+    }  # tests only
 
 
 class ZygoteAttribute:

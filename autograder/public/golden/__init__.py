@@ -11,6 +11,7 @@ checks that read it stops those checks with one line that says so and what to do
 in a student's handout, to download the handout again or tell the course staff (REMEDY). Golden data is never
 an answer key: the grader runs every public check on cases of its own as well (autograder.public.checks.Round).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -21,14 +22,15 @@ from pathlib import Path
 import torch
 
 HERE = Path(__file__).resolve().parent
-FORMAT = 1   # the layout of a golden file: {"format", "fingerprint", "cases": {name: [case, ...]}}
+FORMAT = 1  # the layout of a golden file: {"format", "fingerprint", "cases": {name: [case, ...]}}
 # What to do about a bad golden file depends on who holds it. In the kit, beside the instructor's tooling that computes
 # golden files, the instructor regenerates it; a student's handout has no such tooling (and no reference to compute
 # from), so the student gets a fresh copy of the handout or tells the course staff.
 IN_KIT = (Path(__file__).resolve().parents[3] / "instructor" / "golden.py").is_file()
 REGENERATE = "regenerate it with `python -m instructor golden`"
-DOWNLOAD_AGAIN = ("download the assignment's handout again and check with the fresh copy; if the error stays, "
-                  "tell the course staff")
+DOWNLOAD_AGAIN = (
+    "download the assignment's handout again and check with the fresh copy; if the error stays, tell the course staff"
+)
 REMEDY = REGENERATE if IN_KIT else DOWNLOAD_AGAIN
 
 
@@ -65,11 +67,15 @@ def load(part: str, expected_fingerprint: str) -> dict[str, list]:
         document = torch.load(io.BytesIO(data), weights_only=True)
     except Exception as exc:  # noqa: BLE001 (any failure to read it is the same one line)
         raise GoldenDataError(f"{where} is corrupted ({type(exc).__name__}): {REMEDY}") from None
-    if not (isinstance(document, dict) and document.get("format") == FORMAT and isinstance(document.get("cases"), dict)):
+    if not (
+        isinstance(document, dict) and document.get("format") == FORMAT and isinstance(document.get("cases"), dict)
+    ):
         raise GoldenDataError(f"{where} is not a golden file of format {FORMAT}: {REMEDY}")
     if document.get("fingerprint") != expected_fingerprint:
-        raise GoldenDataError(f"{where} is older than the checks that read it (fingerprint "
-                              f"{document.get('fingerprint')!r}, the checks' {expected_fingerprint!r}): {REMEDY}")
+        raise GoldenDataError(
+            f"{where} is older than the checks that read it (fingerprint "
+            f"{document.get('fingerprint')!r}, the checks' {expected_fingerprint!r}): {REMEDY}"
+        )
     return document["cases"]
 
 

@@ -5,13 +5,25 @@ the check needs (a toy model, a student model with injected weights), calls the 
 returns plain data. Recipes hold no expected values and no hidden inputs: those stay in the grading
 process (`autograder/grader/checks/`), which sends inputs and compares what comes back.
 """
+
 from __future__ import annotations
 
 import importlib
 import types
-from typing import Callable
+from collections.abc import Callable
+from typing import Any, Protocol, cast
 
-RECIPES: dict[str, Callable] = {}
+
+class Recipe(Protocol):
+    """A registered recipe: called with the student's module and plain data; `forbid` names the reference ops it bans
+    while it runs."""
+
+    forbid: tuple[str, ...]
+
+    def __call__(self, student: types.ModuleType, /, *args: Any, **kwargs: Any) -> Any: ...
+
+
+RECIPES: dict[str, Recipe] = {}
 # Set by the worker around each call: sends one progress message to the grader (autograder/worker/protocol.py) and, when it
 # carries the captions of an epoch's model, returns the grader's answer (True: stop training, the captions reach the
 # check's threshold). Progress is shown to the person grading; the grader validates every message's shape.
@@ -26,14 +38,16 @@ WITHOUT_TORCH = frozenset({"bleu"})
 def recipe(name: str | None = None, forbid: tuple[str, ...] = ()):
     """Register a recipe as `<part>.<function name>`. `forbid` names reference ops (see
     autograder.worker.forbidden) that are unavailable while the recipe runs."""
+
     def register(fn: Callable) -> Callable:
         part = fn.__module__.rsplit(".", 1)[-1]
         key = f"{part}.{name or fn.__name__}"
         if key in RECIPES:
             raise ValueError(f"recipe {key} registered twice")
-        fn.forbid = forbid
-        RECIPES[key] = fn
+        fn.forbid = forbid  # type: ignore[attr-defined]  # what makes a function a Recipe
+        RECIPES[key] = cast(Recipe, fn)
         return fn
+
     return register
 
 
@@ -55,8 +69,10 @@ def image_controls(decode: Callable, *features) -> dict:
     import torch
 
     with torch.no_grad():
-        return {"zeroed": decode(*(torch.zeros_like(f) for f in features)),
-                "shuffled": decode(*(f.roll(1, 0) for f in features))}
+        return {
+            "zeroed": decode(*(torch.zeros_like(f) for f in features)),
+            "shuffled": decode(*(f.roll(1, 0) for f in features)),
+        }
 
 
 def step_agrees_with_forward(model, features, captions, logits_of: Callable = lambda out: out) -> bool:
@@ -87,14 +103,16 @@ def judged_epochs(model, decode: Callable[[], object]) -> Callable[[int, int, fl
     captions of the hidden test grids the recipe would return if training ended there, and return the grader's
     answer: True (stop training) once the grader has seen them reach the check's threshold. Evaluating leaves the
     run as it was (see evaluated), so a run that is never stopped trains exactly as without it."""
+
     def on_epoch(epoch: int, epochs: int, loss: float) -> bool:
         if _report_progress is None:
             return False
-        tokens = evaluated(model, decode) if epoch < epochs else None   # after the last epoch the run ends anyway
+        tokens = evaluated(model, decode) if epoch < epochs else None  # after the last epoch the run ends anyway
         if tokens is None:
             _report_progress(epoch, epochs, loss)
             return False
         return _report_progress(epoch, epochs, loss, tokens) is True
+
     return on_epoch
 
 
@@ -129,8 +147,10 @@ def reference(part: str) -> types.ModuleType:
     student's module is imported; the worker never reads the reference files. (The student handout's
     `check --train` sends the student's own modules of those parts instead: autograder.public.training.)"""
     if part not in REFERENCES:
-        raise LookupError(f"the reference of {part} was not sent to this worker (autograder.grader.engine.REFERENCES "
-                          "lists the references each part's worker receives)")
+        raise LookupError(
+            f"the reference of {part} was not sent to this worker (autograder.grader.engine.REFERENCES "
+            "lists the references each part's worker receives)"
+        )
     return REFERENCES[part]
 
 
@@ -143,9 +163,15 @@ def load_split(path: str) -> dict:
 
     index = torch.load(path, weights_only=True)
     encoded = torch.load(index["encoder_file"], weights_only=True, mmap=True)
-    return {"grids": encoded["tr_grid"], "tokens": index["tokens"], "targets": index["targets"],
-            "attributes": encoded["tr_attr"], "test_grids": encoded["te_grid"], "test_attributes": encoded["te_attr"],
-            "encoder_file": index["encoder_file"]}
+    return {
+        "grids": encoded["tr_grid"],
+        "tokens": index["tokens"],
+        "targets": index["targets"],
+        "attributes": encoded["tr_attr"],
+        "test_grids": encoded["te_grid"],
+        "test_attributes": encoded["te_attr"],
+        "encoder_file": index["encoder_file"],
+    }
 
 
 def training_grids_through(encoder_file: str, transform: Callable, rows: int = 512):
@@ -159,16 +185,16 @@ def training_grids_through(encoder_file: str, transform: Callable, rows: int = 5
     result, start = None, 0
     while result is None or start < len(result):
         grids = torch.load(encoder_file, weights_only=True, mmap=True)["tr_grid"]
-        block = transform(grids[start:start + rows])
-        if result is None:   # the first block: its rows tell the result's shape and type
+        block = transform(grids[start : start + rows])
+        if result is None:  # the first block: its rows tell the result's shape and type
             result = torch.empty((len(grids), *block.shape[1:]), dtype=block.dtype)
-        del grids   # the last reference to the mapping: its pages go with it
-        result[start:start + len(block)] = block
+        del grids  # the last reference to the mapping: its pages go with it
+        result[start : start + len(block)] = block
         start += rows
     return result
 
 
-def load(part: str) -> dict[str, Callable]:
+def load(part: str) -> dict[str, Recipe]:
     """Import the recipes of one part and return the registry."""
     importlib.import_module(f"autograder.worker.recipes.{part}")
     return RECIPES

@@ -4,13 +4,21 @@ greedy decoder of Part 2, both graded before this part).
 
 The recipes that call one function return what it returned together with the inputs it was given, as they
 are after the call: the grader checks that nothing was modified. Recipes hold no expected values."""
+
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
-from autograder.worker.recipes import (image_controls, judged_epochs, load_split, recipe, reference, report_extra,
-                                       step_agrees_with_forward)
+from autograder.worker.recipes import (
+    image_controls,
+    judged_epochs,
+    load_split,
+    recipe,
+    reference,
+    report_extra,
+    step_agrees_with_forward,
+)
 from shared.training import seed_everything, train
 from shared.vocab import START, T_MAX
 
@@ -63,6 +71,7 @@ def captioner_forward(student, config, state_dict, features, captions):
         out = attention_step(state)
         returned.append(type(out).__name__)
         return out
+
     model.attention_step = recording
     with torch.no_grad():
         out = model(features, captions)
@@ -132,11 +141,19 @@ def train_and_decode(student, data, grid, epochs, batch_size, lr, seed, shown=4,
 
     def decode(features=test_grids):
         return greedy_decode(model, model.init_state(features), T_MAX)
+
     # Coordinates are appended batch by batch (with_coords works row by row): a coordinate copy of the whole
     # training set would add its size to the worker's peak memory.
-    history = train(model, lambda m, idx: caption_loss(m(student.with_coords(grids[idx], grid), tokens[idx])[0],
-                                                       tokens[idx]),
-                    len(tokens), epochs, batch_size, lr, seed=seed, on_epoch=judged_epochs(model, decode))
+    history = train(
+        model,
+        lambda m, idx: caption_loss(m(student.with_coords(grids[idx], grid), tokens[idx])[0], tokens[idx]),
+        len(tokens),
+        epochs,
+        batch_size,
+        lr,
+        seed=seed,
+        on_epoch=judged_epochs(model, decode),
+    )
     with torch.no_grad():
         predicted = decode()
 
@@ -145,11 +162,19 @@ def train_and_decode(student, data, grid, epochs, batch_size, lr, seed, shown=4,
         inputs = torch.cat([torch.full((len(words), 1), START, dtype=torch.long), words], 1)
         with torch.no_grad():
             return {"weights": model(test_grids[:shown], inputs)[1], "tokens": words}
-    def image_controlled():   # the image features change, the coordinates stay
+
+    def image_controlled():  # the image features change, the coordinates stay
         return image_controls(lambda g: decode(student.with_coords(g, grid)), d["test_grids"])
+
     def step_agrees():
-        return step_agrees_with_forward(model, student.with_coords(grids[:8], grid), tokens[:8],
-                                        logits_of=lambda out: out[0])
-    return {"tokens": predicted, "losses": history.losses, "attention": report_extra(attention),
-            "step_agrees_with_forward": report_extra(step_agrees),
-            "controls": report_extra(image_controlled) if controls else None}
+        return step_agrees_with_forward(
+            model, student.with_coords(grids[:8], grid), tokens[:8], logits_of=lambda out: out[0]
+        )
+
+    return {
+        "tokens": predicted,
+        "losses": history.losses,
+        "attention": report_extra(attention),
+        "step_agrees_with_forward": report_extra(step_agrees),
+        "controls": report_extra(image_controlled) if controls else None,
+    }

@@ -3,6 +3,7 @@
 The sandbox passes only plain data, so a Counter would arrive as a plain dict and a numpy number as a type
 name: the recipes report each result's type next to its value, and the check judges both.
 """
+
 from __future__ import annotations
 
 import copy
@@ -21,8 +22,12 @@ def _number(x):
 def _sequence(result) -> dict:
     """A returned tuple or list: its type, and each item's type and value."""
     items = [_number(x) for x in result] if isinstance(result, (tuple, list)) else None
-    return {"type": type(result).__name__, "is_tuple": isinstance(result, tuple),
-            "is_list": isinstance(result, list), "items": items}
+    return {
+        "type": type(result).__name__,
+        "is_tuple": isinstance(result, tuple),
+        "is_list": isinstance(result, list),
+        "items": items,
+    }
 
 
 @recipe()

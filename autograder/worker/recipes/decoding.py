@@ -1,10 +1,11 @@
 """Part 2 recipes: run the student's decoders on toy models and on random captioners."""
+
 from __future__ import annotations
 
 import torch
 
-from autograder.worker.toys import ToyModel
 from autograder.worker.recipes import recipe
+from autograder.worker.toys import ToyModel
 
 
 @recipe()

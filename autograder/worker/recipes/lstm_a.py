@@ -4,6 +4,7 @@ the grader (a state dict), run in float64; training A4 on the hidden data with t
 
 No reference op is blocked here: the LSTM cell is part of the given model (LSTMA.cell is an nn.LSTMCell),
 so the LSTM-A checks compare the student's schedule and state against the cell, not a cell they wrote."""
+
 from __future__ import annotations
 
 import contextlib
@@ -29,8 +30,16 @@ def _float64():
 
 def _model(student, variant, sizes, state):
     """The student's LSTMA of the given sizes with every parameter injected from `state`."""
-    model = student.LSTMA(variant, n_vocab=sizes["V"], D=sizes["D"], L=sizes["L"], E=sizes["E"], H=sizes["H"],
-                          n_attr=sizes["n_attr"], DV=sizes["DV"])
+    model = student.LSTMA(
+        variant,
+        n_vocab=sizes["V"],
+        D=sizes["D"],
+        L=sizes["L"],
+        E=sizes["E"],
+        H=sizes["H"],
+        n_attr=sizes["n_attr"],
+        DV=sizes["DV"],
+    )
     model.load_state_dict(state)
     return model.to(state["cell.weight_ih"].dtype).eval()
 
@@ -63,8 +72,11 @@ def schedule_gradients(student, variant, image, attr, weight):
     out = []
     for x in returned:
         total = (x * weight).sum()
-        grads = (torch.autograd.grad(total, (image, attr), allow_unused=True, retain_graph=True)
-                 if total.requires_grad else (None, None))
+        grads = (
+            torch.autograd.grad(total, (image, attr), allow_unused=True, retain_graph=True)
+            if total.requires_grad
+            else (None, None)
+        )
         out.append((x.detach(), *(torch.zeros_like(i) if g is None else g for g, i in zip(grads, (image, attr)))))
     return out
 
@@ -110,10 +122,23 @@ def train_and_decode(student, data, variant, epochs, batch_size, lr, seed, contr
 
     def decode(test_grids=d["test_grids"], test_attributes=d["test_attributes"]):
         return greedy_decode(model, model.init_state(test_grids, test_attributes), T_MAX)
-    history = train(model, lambda m, idx: caption_loss(m(grids[idx], attributes[idx], tokens[idx]), tokens[idx]),
-                    len(tokens), epochs, batch_size, lr, seed, on_epoch=judged_epochs(model, decode))
+
+    history = train(
+        model,
+        lambda m, idx: caption_loss(m(grids[idx], attributes[idx], tokens[idx]), tokens[idx]),
+        len(tokens),
+        epochs,
+        batch_size,
+        lr,
+        seed,
+        on_epoch=judged_epochs(model, decode),
+    )
     with torch.no_grad():
         predicted = decode()
-    return {"tokens": predicted, "losses": history.losses,
-            "controls": report_extra(lambda: image_controls(decode, d["test_grids"], d["test_attributes"]))
-            if controls else None}
+    return {
+        "tokens": predicted,
+        "losses": history.losses,
+        "controls": report_extra(lambda: image_controls(decode, d["test_grids"], d["test_attributes"]))
+        if controls
+        else None,
+    }

@@ -1,12 +1,20 @@
 """Part 5 recipes: the student's sampler, REINFORCE loss and baselines on inputs sent by the grader, the
 score-function estimator built from the student's functions, and hard-attention training on the hidden data
 (the reference AttnCaptioner and with_coords of Part 4, the reference greedy decoder of Part 2)."""
+
 from __future__ import annotations
 
 import torch
 
-from autograder.worker.recipes import (image_controls, judged_epochs, load_split, recipe, reference, report_extra,
-                                       training_grids_through)
+from autograder.worker.recipes import (
+    image_controls,
+    judged_epochs,
+    load_split,
+    recipe,
+    reference,
+    report_extra,
+    training_grids_through,
+)
 from shared.encoder import GRID
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
@@ -30,8 +38,10 @@ def sample(student, weights, generator_seed, other_seed):
     (grad,) = _grad(log_prob.sum() if isinstance(log_prob, torch.Tensor) else None, [w])
     again = student.sample_location(weights.clone(), torch.Generator().manual_seed(generator_seed))
     other = student.sample_location(weights.clone(), torch.Generator().manual_seed(other_seed))
+
     def pick(out):
         return out[0] if isinstance(out, (tuple, list)) and len(out) == 2 else out
+
     return {"result": first, "grad": grad, "again": pick(again), "other": pick(other)}
 
 
@@ -44,7 +54,7 @@ def loss(student, log_probs, rewards, baseline, mask):
     r = rewards.clone().requires_grad_()
     b = baseline.clone().requires_grad_() if isinstance(baseline, torch.Tensor) else baseline
     kwargs = {}
-    if b is not None:        # None: leave the default baseline (0.0)
+    if b is not None:  # None: leave the default baseline (0.0)
         kwargs["baseline"] = b
     if mask is not None:
         kwargs["mask"] = mask
@@ -64,8 +74,9 @@ def estimator(student, theta, rewards, baselines, n, generator_seed):
     estimates, indices = [], []
     for baseline in baselines:
         thetas = theta.detach().repeat(n, 1).requires_grad_()
-        index, log_prob = student.sample_location(torch.softmax(thetas, -1),
-                                                  torch.Generator().manual_seed(generator_seed))
+        index, log_prob = student.sample_location(
+            torch.softmax(thetas, -1), torch.Generator().manual_seed(generator_seed)
+        )
         value = student.reinforce_loss(log_prob, rewards[index], baseline)
         (grad,) = _grad(value, [thetas])
         estimates.append(None if grad is None else -n * grad)
@@ -100,15 +111,29 @@ def inputs_unchanged(student, weights, log_probs, rewards, baseline, mask, score
     student.optimal_baseline(r0, g2)
     ub, ur = baseline.clone(), rewards.clone()
     student.update_baseline(ub, ur, 0.9)
-    return {"sample_location": {"weights": w},
-            "reinforce_loss": {"log_probs": lp, "rewards": r, "baseline": b, "mask": m},
-            "optimal_baseline": {"rewards": r0, "score_norms_sq": g2},
-            "update_baseline": {"baseline": ub, "rewards": ur}}
+    return {
+        "sample_location": {"weights": w},
+        "reinforce_loss": {"log_probs": lp, "rewards": r, "baseline": b, "mask": m},
+        "optimal_baseline": {"rewards": r0, "score_norms_sq": g2},
+        "update_baseline": {"baseline": ub, "rewards": ur},
+    }
 
 
 @recipe()
-def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, controls=False, mix=None, lam=None,
-                     blind_start=False, centre=False):
+def train_and_decode(
+    student,
+    data,
+    epochs,
+    batch_size,
+    lr,
+    seed,
+    shown=4,
+    controls=False,
+    mix=None,
+    lam=None,
+    blind_start=False,
+    centre=False,
+):
     """Train the reference AttnCaptioner on the coordinate-augmented hidden grids that file `data` names, with
     the student's HardAttentionLoss and the kit's loop, until the grader has seen its captions reach the threshold
     or for `epochs` epochs (judged_epochs); decode the test grids greedily through the student's
@@ -138,23 +163,39 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, contr
     def decode(features=test_features):
         decoder = student.HardAttentionDecoder(model)
         return greedy_decode(decoder, decoder.init_state(features), T_MAX)
-    history = train(model, student.HardAttentionLoss(features, tokens, seed=seed, **setting), len(tokens), epochs,
-                    batch_size, lr=lr, seed=seed, on_epoch=judged_epochs(model, decode))
+
+    history = train(
+        model,
+        student.HardAttentionLoss(features, tokens, seed=seed, **setting),
+        len(tokens),
+        epochs,
+        batch_size,
+        lr=lr,
+        seed=seed,
+        on_epoch=judged_epochs(model, decode),
+    )
     decoder = student.HardAttentionDecoder(model)
     with torch.no_grad():
         predicted = greedy_decode(decoder, decoder.init_state(test_features), T_MAX)
+
     def image_controlled():
         return image_controls(lambda g: decode(attention.with_coords(shift(g), GRID)), test_grids)
-    return {"tokens": predicted, "losses": history.losses,
-            "attention": report_extra(lambda: _recorded_attention(model, decoder, test_features[:shown])),
-            "controls": report_extra(image_controlled) if controls else None}
+
+    return {
+        "tokens": predicted,
+        "losses": history.losses,
+        "attention": report_extra(lambda: _recorded_attention(model, decoder, test_features[:shown])),
+        "controls": report_extra(image_controlled) if controls else None,
+    }
 
 
 def _blind(init_state):
     """init_state with h and c zero: the model starts knowing nothing of the image."""
+
     def blind(features):
         h, c, *rest = init_state(features)
         return (torch.zeros_like(h), torch.zeros_like(c), *rest)
+
     return blind
 
 
@@ -167,6 +208,7 @@ def _recorded_attention(model, decoder, features):
         context, alpha = attention_step(state)
         weights.append(alpha.detach().clone())
         return context, alpha
+
     model.attention_step = recording
     try:
         with torch.no_grad():

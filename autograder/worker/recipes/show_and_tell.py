@@ -1,5 +1,6 @@
 """Part 1 recipes: the ReLU step, the loss and the captioner, with weights injected by the grader,
 and training on the hidden data (decoded with the reference greedy decoder: Part 2 is graded first)."""
+
 from __future__ import annotations
 
 import time
@@ -7,8 +8,15 @@ import time
 import torch
 
 from autograder.worker.memory import trim_heap
-from autograder.worker.recipes import (image_controls, judged_epochs, load_split, recipe, reference, report_extra,
-                                       step_agrees_with_forward)
+from autograder.worker.recipes import (
+    image_controls,
+    judged_epochs,
+    load_split,
+    recipe,
+    reference,
+    report_extra,
+    step_agrees_with_forward,
+)
 from autograder.worker.toys import ToyCaptioner
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
@@ -73,8 +81,9 @@ def step_by_step(student, sizes, weights, features, captions):
 
 
 @recipe()
-def inputs_after_calls(student, sizes, weights, x, h, W_xh, W_hh, b, image_term, logits, targets, features,
-                       captions, tokens, state):
+def inputs_after_calls(
+    student, sizes, weights, x, h, W_xh, W_hh, b, image_term, logits, targets, features, captions, tokens, state
+):
     """Call every Part 1 function once; return what its inputs (and the model's parameters) hold afterwards."""
     student.relu_rnn_step(x, h, W_xh, W_hh, b, image_term)
     student.caption_loss(logits, targets)
@@ -82,11 +91,18 @@ def inputs_after_calls(student, sizes, weights, x, h, W_xh, W_hh, b, image_term,
     model.init_state(features)
     model.step(tokens, state)
     model(features, captions)
-    return {"relu_rnn_step": {"x": x, "h_prev": h, "W_xh": W_xh, "W_hh": W_hh, "b": b, "image_term": image_term},
-            "caption_loss": {"logits": logits, "captions": targets},
-            "ShowTellRNN": {"features": features, "captions": captions, "tokens": tokens, "state[0]": state[0],
-                            "state[1]": state[1]},
-            "parameters": {name: p.detach() for name, p in model.named_parameters()}}
+    return {
+        "relu_rnn_step": {"x": x, "h_prev": h, "W_xh": W_xh, "W_hh": W_hh, "b": b, "image_term": image_term},
+        "caption_loss": {"logits": logits, "captions": targets},
+        "ShowTellRNN": {
+            "features": features,
+            "captions": captions,
+            "tokens": tokens,
+            "state[0]": state[0],
+            "state[1]": state[1],
+        },
+        "parameters": {name: p.detach() for name, p in model.named_parameters()},
+    }
 
 
 def _outcome(call) -> dict:
@@ -122,7 +138,7 @@ def retrieval_on_toy(student, weights, features, captions, batch_size):
     """retrieval_scores on the toy captioner (batch_size None: its default); also the batch size of every call of the
     model, and the inputs afterwards (they must be unchanged)."""
     model = ToyCaptioner(weights)
-    sizes = {} if batch_size is None else {"batch_size": batch_size}   # None: the function's own default
+    sizes = {} if batch_size is None else {"batch_size": batch_size}  # None: the function's own default
     with torch.no_grad():
         scores = student.retrieval_scores(model, features, captions, **sizes)
     return {"scores": scores, "calls": list(model.calls), "features_after": features, "captions_after": captions}
@@ -143,13 +159,30 @@ def controls(student, features, seeds):
 
     def shuffled(seed):
         return _outcome(lambda: student.shuffled_features(features, torch.Generator().manual_seed(seed)))
-    return {"zeroed": zeroed, "features_after_zeroed": after_zeroed, "shuffled": [shuffled(s) for s in seeds],
-            "again": shuffled(seeds[0]), "features_after": features}
+
+    return {
+        "zeroed": zeroed,
+        "features_after_zeroed": after_zeroed,
+        "shuffled": [shuffled(s) for s in seeds],
+        "again": shuffled(seeds[0]),
+        "features_after": features,
+    }
 
 
 @recipe()
-def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, beam_width=3, controls=False,
-                     retrieval=None, retrieval_seconds=None):
+def train_and_decode(
+    student,
+    data,
+    epochs,
+    batch_size,
+    lr,
+    seed,
+    shown=4,
+    beam_width=3,
+    controls=False,
+    retrieval=None,
+    retrieval_seconds=None,
+):
     """Train the student's ShowTellRNN with the kit's loop and the student's caption_loss on the grids in
     file `data` (autograder.grader.training.share_split), until the grader has seen its captions reach the
     threshold or for `epochs` epochs (judged_epochs); return greedy captions of its test grids, the
@@ -166,8 +199,17 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, beam_
 
     def decode(test_grids=d["test_grids"]):
         return decoding.greedy_decode(model, model.init_state(test_grids), T_MAX)
-    history = train(model, lambda m, idx: student.caption_loss(m(grids[idx], tokens[idx]), tokens[idx]),
-                    len(tokens), epochs, batch_size, lr, seed=seed, on_epoch=judged_epochs(model, decode))
+
+    history = train(
+        model,
+        lambda m, idx: student.caption_loss(m(grids[idx], tokens[idx]), tokens[idx]),
+        len(tokens),
+        epochs,
+        batch_size,
+        lr,
+        seed=seed,
+        on_epoch=judged_epochs(model, decode),
+    )
     with torch.no_grad():
         predicted = decode()
 
@@ -175,10 +217,15 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, shown=4, beam_
         with torch.no_grad():
             tokens, scores = decoding.beam_search(model, model.init_state(d["test_grids"][:shown]), beam_width, T_MAX)
         return {"tokens": tokens, "scores": scores}
-    return {"tokens": predicted, "losses": history.losses, "beams": report_extra(beams),
-            "step_agrees_with_forward": report_extra(lambda: step_agrees_with_forward(model, grids[:8], tokens[:8])),
-            "controls": report_extra(lambda: image_controls(decode, d["test_grids"])) if controls else None,
-            "retrieval": retrieval_of(student, model, retrieval, retrieval_seconds) if retrieval else None}
+
+    return {
+        "tokens": predicted,
+        "losses": history.losses,
+        "beams": report_extra(beams),
+        "step_agrees_with_forward": report_extra(lambda: step_agrees_with_forward(model, grids[:8], tokens[:8])),
+        "controls": report_extra(lambda: image_controls(decode, d["test_grids"])) if controls else None,
+        "retrieval": retrieval_of(student, model, retrieval, retrieval_seconds) if retrieval else None,
+    }
 
 
 # Pairs per call of caption_log_probs in the trained retrieval: the docstring's default (4096) raised a full
@@ -201,8 +248,11 @@ def retrieval_of(student, model, path: str, seconds: float) -> dict:
     inputs = torch.load(path, weights_only=True)
     try:
         with torch.no_grad():
-            return {"scores": student.retrieval_scores(Stopwatched(model, seconds), inputs["features"],
-                                                       inputs["captions"], batch_size=RETRIEVAL_BATCH)}
+            return {
+                "scores": student.retrieval_scores(
+                    Stopwatched(model, seconds), inputs["features"], inputs["captions"], batch_size=RETRIEVAL_BATCH
+                )
+            }
     except Exception as exc:  # noqa: BLE001 (the reply check reports it)
         return {"raised": type(exc).__name__, "message": str(exc)[:500]}
 
@@ -218,8 +268,10 @@ class Stopwatched:
 
     def __call__(self, *args, **kwargs):
         if time.monotonic() > self._until:
-            raise TimeoutError(f"retrieval_scores ran the trained model for more than {self._seconds:g} s (build the "
-                               f"pairs of many images per call, not one pair per call)")
+            raise TimeoutError(
+                f"retrieval_scores ran the trained model for more than {self._seconds:g} s (build the "
+                f"pairs of many images per call, not one pair per call)"
+            )
         self._calls += 1
         try:
             return self._model(*args, **kwargs)
@@ -231,5 +283,3 @@ class Stopwatched:
 
     def __getattr__(self, name):
         return getattr(self._model, name)
-
-

@@ -1,6 +1,7 @@
 """Part 7 recipes: the student's factored cell with weights injected by the grader, the styled update on a
 small StyleNet under several optimizers, and StyleNet trained on the hidden data (with the reference caption
 loss of Part 1 and the reference greedy decoder of Part 2, both graded before this part)."""
+
 from __future__ import annotations
 
 import inspect
@@ -146,8 +147,12 @@ def styled_steps(student, sizes, weights, warmup_grads, optimizer, style_before,
         value = student.styled_text_step(model, captions, state, opt)
         values.append(float(value) if isinstance(value, float) else value)
     snapshots.append({n: p.detach().clone() for n, p in model.named_parameters()})
-    return {"params": snapshots, "values": values, "style_after": (model.cell.style, model.cell.mix),
-            "inputs_after": (captions, state[0], state[1])}
+    return {
+        "params": snapshots,
+        "values": values,
+        "style_after": (model.cell.style, model.cell.mix),
+        "inputs_after": (captions, state[0], state[1]),
+    }
 
 
 class _Stopped(BaseException):
@@ -194,8 +199,8 @@ class _JudgedSchedule:
         self.total_f, self.total_s = 0.0, 0.0
         self.factual_losses: list = []
         self.styled_losses: list = []
-        self.tokens = None   # the captions last judged: those of the epoch that stopped the run
-        self.model = None    # the model train_stylenet trains (what a stopped run's controls decode)
+        self.tokens = None  # the captions last judged: those of the epoch that stopped the run
+        self.model = None  # the model train_stylenet trains (what a stopped run's controls decode)
 
     def factual_batch(self, loss: float, size: int) -> None:
         self.total_f += loss * size
@@ -210,12 +215,13 @@ class _JudgedSchedule:
         self.factual_losses.append(self.total_f / self.n)
         self.styled_losses.append(self.total_s / self.batches_per_epoch)
         self.total_f = self.total_s = 0.0
-        if epoch > self.epochs:   # a loop that is not the given schedule: nothing more to report
+        if epoch > self.epochs:  # a loop that is not the given schedule: nothing more to report
             return
 
         def decode():
             self.tokens = self.decode(model)
             return self.tokens
+
         if judged_epochs(model, decode)(epoch, self.epochs, self.factual_losses[-1]):
             raise _Stopped()
 
@@ -232,35 +238,61 @@ def train_and_decode(student, data, epochs, batch_size, lr, seed, max_len, contr
     caption_loss, greedy_decode = reference("show_and_tell").caption_loss, reference("decoding").greedy_decode
     d = load_split(data)
     captions = encode_batch(d["targets"], max_len)
-    schedule = _JudgedSchedule(-(-len(captions) // batch_size), epochs, len(captions),
-                               lambda model: _decode_styles(model, greedy_decode, d["test_grids"], max_len))
+    schedule = _JudgedSchedule(
+        -(-len(captions) // batch_size),
+        epochs,
+        len(captions),
+        lambda model: _decode_styles(model, greedy_decode, d["test_grids"], max_len),
+    )
 
     def factual_loss(logits, targets):
         """caption_loss, counted: each factual batch calls it once."""
         loss = caption_loss(logits, targets)
         schedule.factual_batch(loss.item(), len(targets))
         return loss
+
     def image_controlled(model):
         if not controls:
             return None
-        return report_extra(lambda: image_controls(lambda g: _decode_styles(model, greedy_decode, g, max_len),
-                                                   d["test_grids"]))
+        return report_extra(
+            lambda: image_controls(lambda g: _decode_styles(model, greedy_decode, g, max_len), d["test_grids"])
+        )
+
     student_step = _styled_step_of(student)
     judged = {}
     if student_step is not None:
+
         def styled_step(model, styled, state, optimizer):
             """The student's styled update, then the epoch's judgement when it was the epoch's last batch."""
             value = student_step(model, styled, state, optimizer)
             schedule.styled_batch(model, value)
             return value
+
         judged = {"styled_step": styled_step}
     try:
-        model, history = student.train_stylenet(d["grids"], captions, student.styled_corpus(), factual_loss,
-                                                epochs=epochs, lr=lr, batch_size=batch_size, seed=seed, **judged)
+        model, history = student.train_stylenet(
+            d["grids"],
+            captions,
+            student.styled_corpus(),
+            factual_loss,
+            epochs=epochs,
+            lr=lr,
+            batch_size=batch_size,
+            seed=seed,
+            **judged,
+        )
     except _Stopped:
-        return {"tokens": schedule.tokens, "factual_losses": schedule.factual_losses,
-                "styled_losses": schedule.styled_losses, "controls": image_controlled(schedule.model)}
+        return {
+            "tokens": schedule.tokens,
+            "factual_losses": schedule.factual_losses,
+            "styled_losses": schedule.styled_losses,
+            "controls": image_controlled(schedule.model),
+        }
     with torch.no_grad():
         predicted = _decode_styles(model, greedy_decode, d["test_grids"], max_len)
-    return {"tokens": predicted, "factual_losses": list(history.factual_losses),
-            "styled_losses": list(history.styled_losses), "controls": image_controlled(model)}
+    return {
+        "tokens": predicted,
+        "factual_losses": list(history.factual_losses),
+        "styled_losses": list(history.styled_losses),
+        "controls": image_controlled(model),
+    }
