@@ -207,3 +207,19 @@ def test_a_hostile_submission_changes_nothing_and_sees_nothing(installed):
     text = visible_text(document)
     assert str(HIDDEN_SEED) not in text
     assert "leaked: " in text or "your code raised an exception" in text
+
+
+def test_the_zip_takes_files_only_and_never_a_bytecode_cache(tmp_path):
+    """Where the kit ran without PYTHONDONTWRITEBYTECODE, importing autograder.grader.templates leaves a __pycache__
+    folder that `templates/*` matches: the zip is built all the same, without it."""
+    from autograder.grader.gradescope import source_files
+
+    templates = tmp_path / "autograder" / "grader" / "templates"
+    (templates / "__pycache__").mkdir(parents=True)
+    (templates / "__pycache__" / "__init__.cpython-311.pyc").write_bytes(b"\0")
+    (templates / "setup.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "autograder" / "worker" / "__pycache__").mkdir(parents=True)
+    (tmp_path / "autograder" / "worker" / "__pycache__" / "main.cpython-311.py").write_text("")
+    (tmp_path / "autograder" / "worker" / "main.py").write_text("")
+    found = [p.relative_to(tmp_path).as_posix() for p in source_files(tmp_path)]
+    assert found == ["autograder/worker/main.py", "autograder/grader/templates/setup.sh"], found

@@ -67,6 +67,17 @@ def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
     zf.writestr(info, data)
 
 
+def source_files(root: Path = ROOT) -> list[Path]:
+    """The files of `root` that SOURCE_FILES names, in order: files only, never Python's bytecode cache (a
+    `templates/__pycache__` appears wherever the kit ran without PYTHONDONTWRITEBYTECODE)."""
+    return [
+        path
+        for pattern in SOURCE_FILES
+        for path in sorted(root.glob(pattern))
+        if path.is_file() and "__pycache__" not in path.relative_to(root).parts
+    ]
+
+
 def build_zip(out: Path, seed: int | None = None) -> Path:
     """Write the autograder zip to `out`. `seed` replaces the hidden data seed in the zip's copy, and a fresh
     hidden test secret comes with it."""
@@ -81,15 +92,12 @@ def build_zip(out: Path, seed: int | None = None) -> Path:
             0o755,
         )
         _add(zf, "run_autograder", templates.render("run_autograder").encode(), 0o755)
-        for pattern in SOURCE_FILES:
-            for path in sorted(ROOT.glob(pattern)):
-                rel = path.relative_to(ROOT).as_posix()
-                data = path.read_bytes()
-                if (
-                    rel == "autograder/grader/hidden/seed.json" and seed is not None
-                ):  # a course's own: both secrets anew
-                    data = json.dumps({"seed": seed, "test_secret": new_test_secret()}).encode()
-                _add(zf, rel, data, 0o644)
+        for path in source_files():
+            rel = path.relative_to(ROOT).as_posix()
+            data = path.read_bytes()
+            if rel == "autograder/grader/hidden/seed.json" and seed is not None:  # a course's own: both secrets anew
+                data = json.dumps({"seed": seed, "test_secret": new_test_secret()}).encode()
+            _add(zf, rel, data, 0o644)
     Path(out).write_bytes(buffer.getvalue())
     return Path(out)
 
