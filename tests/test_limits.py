@@ -4,6 +4,7 @@ with its own message."""
 
 import dataclasses
 import time
+from pathlib import Path
 
 import pytest
 
@@ -293,3 +294,27 @@ def test_a_call_ended_by_its_own_timeout_raises_timed_out_and_by_a_deadline_work
         assert not isinstance(ended.value, TimedOut)
     finally:
         worker.close()
+
+
+def literal_check_limits(source: str) -> list[int]:
+    """Lines of `source` where a check is registered with a literal number of seconds: `@check(timeout=30)`."""
+    import ast
+
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and getattr(node.func, "id", getattr(node.func, "attr", None)) == "check"
+        and any(k.arg == "timeout" and isinstance(k.value, ast.Constant) for k in node.keywords)
+    ]
+
+
+def test_every_check_time_limit_is_a_named_limit_of_the_limits_object():
+    """A check's limit is LIMITS.check (the default) or another field of autograder.public.limits.TimeLimits, so
+    every time limit of grading is in one place."""
+    root = Path(__file__).resolve().parents[1]
+    modules = [*(root / "autograder/public/checks").glob("*.py"), *(root / "autograder/grader/checks").glob("*.py")]
+    found = {path.name: literal_check_limits(path.read_text()) for path in modules}
+    assert not any(found.values()), found
+    assert literal_check_limits("@check(timeout=60)\ndef f(s, c): pass\n") == [1]
+    assert literal_check_limits("@check(timeout=LIMITS.hidden_check)\ndef f(s, c): pass\n") == []

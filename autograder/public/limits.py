@@ -4,6 +4,9 @@
     part          300 s   one part: its worker's start-ups and every check of it, training included
     check          30 s   one check, every recipe call of it together (the default of @check(timeout=...));
                           never above `part` (autograder.public.checks.check refuses it at registration)
+    hidden_check   60 s   a hidden check that draws more and larger cases than its public twin (BLEU's longer
+                          corpora, StyleNet's larger cells)
+    hidden_styled_check 120 s  StyleNet's hidden check of the styled update over many optimizers, styles and sizes
     call           20 s   one recipe call (the default of student.call(..., timeout=...))
     bleu_call      10 s   one recipe call of Part 3's (bleu) public checks: each scores a handful of short captions
     styled_steps_call 60 s  one call of stylenet.styled_steps, Part 7's (stylenet) styled updates in its public checks
@@ -49,6 +52,8 @@ class TimeLimits:
 
     part: float = 300.0
     check: float = 30.0
+    hidden_check: float = 60.0
+    hidden_styled_check: float = 120.0
     call: float = 20.0
     startup: float = 60.0
     submission: float = 3600.0

@@ -26,6 +26,7 @@ from autograder.public.checks.bleu import (
     has_length_tie,
 )
 from autograder.public.compare import expect
+from autograder.public.limits import LIMITS
 from autograder.public.strategies import (
     MORE,
     PROPERTY,
@@ -71,7 +72,7 @@ def decided_by_a_convention(hyps, refs, max_n) -> bool:
 # -- hidden checks ------------------------------------------------------------------------------------
 
 
-@check(timeout=60)
+@check(timeout=LIMITS.hidden_check)
 def ngram_and_clipped_counts_on_random_captions(student, ctx):
     """ngram_counts and clipped_counts match their definitions on longer random captions."""
 
@@ -85,7 +86,7 @@ def ngram_and_clipped_counts_on_random_captions(student, ctx):
     prop()
 
 
-@check(timeout=60)
+@check(timeout=LIMITS.hidden_check)
 def corpus_bleu_matches_the_definition(student, ctx):
     """corpus_bleu equals the reference on random corpora (clipped corpus sums, closest r, BLEU-1..max_n)."""
 
@@ -102,7 +103,7 @@ def corpus_bleu_matches_the_definition(student, ctx):
     prop()
 
 
-@check(timeout=60)
+@check(timeout=LIMITS.hidden_check)
 def corpus_bleu_is_invariant_to_corpus_order(student, ctx):
     """Permuting the sentences (candidates with their references) or a sentence's references leaves BLEU unchanged."""
     corpora = bleu_reorderable_corpus()
@@ -133,7 +134,7 @@ def corpus_bleu_is_invariant_to_corpus_order(student, ctx):
     )
 
 
-@check(timeout=60)
+@check(timeout=LIMITS.hidden_check)
 def corpus_bleu_agrees_with_nltk_and_pycocoevalcap(student, ctx):
     """BLEU-1..4 agree with nltk's corpus_bleu and pycocoevalcap's Bleu where their conventions coincide."""
     from nltk.translate.bleu_score import corpus_bleu as nltk_corpus_bleu
@@ -163,7 +164,7 @@ def corpus_bleu_agrees_with_nltk_and_pycocoevalcap(student, ctx):
     prop()
 
 
-@check(timeout=60)
+@check(timeout=LIMITS.hidden_check)
 def captions_are_split_on_any_whitespace(student, ctx):
     """corpus_bleu splits captions with str.split(): runs of spaces, tabs, newlines and margins are one separator."""
 
@@ -198,7 +199,7 @@ def captions_are_split_on_any_whitespace(student, ctx):
     )
 
 
-@check(timeout=30)
+@check()
 def bleu_functions_leave_their_inputs_unchanged(student, ctx):
     """corpus_bleu, clipped_counts and ngram_counts do not modify the captions they are given."""
     hyps = ["a red circle above a red square", "a blue square", ""]

@@ -26,6 +26,7 @@ from autograder.public.checks.stylenet import (
     stylenet_weights,
 )
 from autograder.public.compare import expect, expect_tensor, type_name
+from autograder.public.limits import LIMITS
 from autograder.public.strategies import FEW, PROPERTY, factored_cases, seeds, style_mixes
 from shared.encoder import D_ANN, L_GRID
 from shared.vocab import VOCAB_SIZE
@@ -49,7 +50,7 @@ def _reference_loss_and_grads(sizes: dict, params: dict, captions, h0, c0):
     }
 
 
-@check(timeout=60)
+@check(timeout=LIMITS.hidden_check)
 def input_weight_is_u_s_v_hidden(student, ctx):
     """input_weight is U S V for every style and mix, on more and larger cells."""
 
@@ -62,7 +63,7 @@ def input_weight_is_u_s_v_hidden(student, ctx):
     prop()
 
 
-@check(timeout=60)
+@check(timeout=LIMITS.hidden_check)
 def forward_matches_lstm_cell_hidden(student, ctx):
     """forward equals nn.LSTMCell for every style and mix over several steps, on more and larger cells and inputs."""
 
@@ -100,7 +101,7 @@ def _expected_cell_grads(w, style, mix, x, h0, c0, grad_h, grad_c):
     return grads
 
 
-@check(timeout=60)
+@check(timeout=LIMITS.hidden_check)
 def forward_gradients_match_lstm_cell(student, ctx):
     """Gradients reach U, V, the factors in use, W_h, b and the inputs exactly as through nn.LSTMCell."""
 
@@ -140,7 +141,7 @@ def forward_gradients_match_lstm_cell(student, ctx):
     prop()
 
 
-@check(timeout=120)
+@check(timeout=LIMITS.hidden_styled_check)
 def styled_step_changes_only_the_style_parameters_hidden(student, ctx):
     """The styled update's isolation and returned loss hold for more optimizers, styles, sizes and an expanded state."""
     cases = [
@@ -165,7 +166,7 @@ def styled_step_changes_only_the_style_parameters_hidden(student, ctx):
         )
 
 
-@check(timeout=60)
+@check(timeout=LIMITS.hidden_check)
 def styled_step_is_a_gradient_step_on_the_romantic_loss(student, ctx):
     """With plain SGD, S['romantic'] and the style-word rows take one gradient step on the styled loss."""
     for seed, style_before in ((21, ("factual", None)), (22, ("factual", 0.5))):

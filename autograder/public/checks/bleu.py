@@ -449,7 +449,7 @@ def _counter(pairs: list) -> dict:
 # -- public checks ------------------------------------------------------------------------------------
 
 
-@check(timeout=30)
+@check()
 def ngram_counts_is_the_counter_of_ngrams(student, ctx):
     """ngram_counts returns a Counter of every run of n words (n-gram tuples), empty when the caption is shorter."""
     now = current_round()
@@ -466,7 +466,7 @@ def ngram_counts_is_the_counter_of_ngrams(student, ctx):
     graders()
 
 
-@check(timeout=30)
+@check()
 def clipped_counts_clip_at_the_most_in_one_reference(student, ctx):
     """clipped_counts credits each n-gram at most as often as one reference has it (Papineni: 2 of 7)."""
     now = current_round()
@@ -526,7 +526,7 @@ WORKED = (
 )
 
 
-@check(timeout=30)
+@check()
 def corpus_bleu_reproduces_the_worked_examples(student, ctx):
     """corpus_bleu gives the lecture's and the spec's worked values (clipping, corpus sums, brevity)."""
     now = current_round()
@@ -552,7 +552,7 @@ def corpus_bleu_reproduces_the_worked_examples(student, ctx):
         _expect_scores("corpus_bleu", _corpus_bleu(student, hyps, refs, max_n, case), expected, RTOL, ATOL, case)
 
 
-@check(timeout=30)
+@check()
 def bleu_of_a_corpus_against_itself_is_one(student, ctx):
     """BLEU-1..max_n of a corpus scored against references that include each candidate is 1."""
 
@@ -591,7 +591,7 @@ def _brevity(student, corpus, expected: list[float]):
     )
 
 
-@check(timeout=30)
+@check()
 def brevity_penalty_uses_the_closest_reference_lengths(student, ctx):
     """With every p_n = 1, BLEU-N is the brevity penalty: 1 if c > r, else exp(1 - r/c), r the closest lengths."""
     now = current_round()
@@ -609,7 +609,7 @@ def brevity_penalty_uses_the_closest_reference_lengths(student, ctx):
     graders()
 
 
-@check(timeout=30)
+@check()
 def closest_length_ties_go_to_the_shorter_reference(student, ctx):
     """When two references are equally close in length, r counts the shorter one, whatever their order."""
     now = current_round()
@@ -689,7 +689,7 @@ def _check_zeros(
         )
 
 
-@check(timeout=30)
+@check()
 def bleu_is_zero_when_a_precision_is_zero_or_c_is_zero(student, ctx):
     """BLEU-N is 0 when some p_n (n <= N) is 0 or c = 0, while the lower orders stay positive."""
     if current_round().public:
