@@ -21,6 +21,7 @@ the lines the kit's `python -m autograder check` prints: both score with autogra
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -105,13 +106,21 @@ def check(
     torch: on the student's own machine no sandbox stands between the parts, and one import of torch serves them
     all. Each part still has workers of its own: a crash or a time-out costs that part only."""
     chosen = [p for p in MODULES if parts is None or p in parts]
-    with tempfile.TemporaryDirectory(prefix="captionkit-check-", dir=scratch) as tmp:
-        tmp = Path(tmp)
-        os.chmod(tmp, 0o711)
-        runtime = client.copy_runtime(tmp / "runtime")
-        zygote = client.SharedZygote.start(tmp / "parts", tuple(chosen), runtime)
+    with _workspace("captionkit-check-", scratch, tuple(chosen)) as (_, runtime, zygote):
+        return _check_parts(Path(folder), chosen, rubric, runtime, zygote, progress or Progress())
+
+
+@contextlib.contextmanager
+def _workspace(prefix: str, scratch: Path | None, parts: tuple[str, ...]):
+    """(folder, the worker's runtime copy in it, the zygote every part's workers are forked from) for a run of
+    `parts`: the zygote started at once, ended and the folder removed when the run ends."""
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=scratch) as tmp:
+        folder = Path(tmp)
+        os.chmod(folder, 0o711)
+        runtime = client.copy_runtime(folder / "runtime")
+        zygote = client.SharedZygote.start(folder / "parts", parts, runtime)
         try:
-            return _check_parts(Path(folder), chosen, rubric, runtime, zygote, progress or Progress())
+            yield folder, runtime, zygote
         finally:
             zygote.close()
 
@@ -184,15 +193,8 @@ def train(folder: Path, parts: tuple[str, ...], scratch: Path | None = None, pro
     from shared.encoder import user_cache
 
     os.environ.setdefault("CAPTIONKIT_CACHE", str(user_cache()))  # the public data's cache, not the student's folder
-    with tempfile.TemporaryDirectory(prefix="captionkit-train-", dir=scratch) as tmp:
-        tmp = Path(tmp)
-        os.chmod(tmp, 0o711)
-        runtime = client.copy_runtime(tmp / "runtime")
-        zygote = client.SharedZygote.start(tmp / "parts", tuple(parts), runtime)  # as `check`'s: one import of torch
-        try:
-            return _train_parts(Path(folder), parts, tmp, runtime, zygote, progress)
-        finally:
-            zygote.close()
+    with _workspace("captionkit-train-", scratch, tuple(parts)) as (tmp, runtime, zygote):
+        return _train_parts(Path(folder), parts, tmp, runtime, zygote, progress)
 
 
 def _train_parts(
