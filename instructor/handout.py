@@ -35,18 +35,14 @@ import shutil
 import zipfile
 from pathlib import Path
 
+from autograder.public import manifest
 from shared.parts import BY_MODULE, MODULES, PARTS
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = Path(__file__).resolve().parent / "handout_files"
-# The kit's code a student holds (glob patterns from the kit's root), besides the shared modules it imports and
-# the golden files: the public zone and the worker zone (docs/grader.md), nothing else.
-CODE = (
-    "autograder/__init__.py",
-    "autograder/worker/**/*.py",
-    "autograder/public/**/*.py",
-    "autograder/public/rubric.json",
-)
+# The kit's code a student holds (autograder/public/manifest.py, "handout"): the public and worker zones, nothing
+# else; of shared/ only what the stubs and these import (_shared), the golden files once checked (golden_files).
+CODE = manifest.patterns("handout")
 CHECKER = "autograder.public"  # `python -m autograder.public check`
 # The distributions a student installs (their versions: pyproject.toml), in the order install.py installs them.
 STUDENT_PACKAGES = ("torch", "numpy", "matplotlib", "hypothesis", "otter-grader", "ipykernel", "tqdm", "pyseccomp")
@@ -115,18 +111,8 @@ def golden_files() -> dict[str, bytes]:
     return files
 
 
-def _is_kept(path: Path) -> bool:
-    """Not a cache, a compiled file or a hidden file."""
-    return not any(p.startswith(".") or p == "__pycache__" for p in path.relative_to(ROOT).parts)
-
-
 def _code() -> dict[str, bytes]:
-    files = {}
-    for pattern in CODE:
-        for path in sorted(ROOT.glob(pattern)):
-            if path.is_file() and _is_kept(path):
-                files[path.relative_to(ROOT).as_posix()] = path.read_bytes()
-    return files
+    return {path.relative_to(ROOT).as_posix(): path.read_bytes() for path in manifest.files("handout", ROOT)}
 
 
 def shared_imports(source: str) -> set[str]:

@@ -244,3 +244,81 @@ def test_an_import_circle_is_found_even_inside_a_function():
         import_cycle({**planted, "kit.c": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import kit.a\n"})
         is None
     )
+
+
+# -- What ships where (autograder/public/manifest.py) -------------------------------------------------------------
+
+
+def _zones_of(relative: str) -> list[str]:
+    from fnmatch import fnmatch
+
+    from autograder.public import manifest
+
+    def matches(pattern: str) -> bool:
+        if "**" in pattern:  # pathlib's "a/**/*.py": a/*.py and any depth below a/
+            head, _, tail = pattern.partition("/**/")
+            return relative.startswith(head + "/") and fnmatch(relative.rsplit("/", 1)[-1], tail)
+        return fnmatch(relative, pattern) and relative.count("/") == pattern.count("/")
+
+    return [zone for zone, patterns in manifest.ZONES.items() if any(matches(p) for p in patterns)]
+
+
+def test_every_file_of_the_package_belongs_to_exactly_one_zone():
+    """A file the manifest does not place ships nowhere (and a test of it would pass on a checkout only); a file in
+    two zones would ship wherever either goes."""
+    kit = [
+        p.relative_to(ROOT).as_posix()
+        for p in sorted((ROOT / "autograder").rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts and not p.name.startswith(".")
+    ]
+    placed = {path: _zones_of(path) for path in kit}
+    assert len(kit) > 100
+    assert {path: zones for path, zones in placed.items() if len(zones) != 1} == {}
+
+
+def test_a_new_file_lands_where_its_zone_goes_and_nowhere_else(tmp_path):
+    from autograder.public import manifest
+
+    for relative in ("autograder/grader/checks/new_part.py", "autograder/public/checks/new_part.py"):
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text("")
+    (tmp_path / "autograder/public/__pycache__").mkdir()
+    (tmp_path / "autograder/public/__pycache__/checker.py").write_text("")
+    where = {
+        d: {p.relative_to(tmp_path).as_posix() for p in manifest.files(d, tmp_path)} for d in manifest.DESTINATIONS
+    }
+    assert (
+        where["gradescope"]
+        == where["fingerprint"]
+        == {
+            "autograder/grader/checks/new_part.py",
+            "autograder/public/checks/new_part.py",
+        }
+    )
+    assert where["handout"] == {"autograder/public/checks/new_part.py"}
+    assert where["runtime"] == set()
+
+
+def test_the_handout_and_the_runtime_copy_hold_no_grader_or_solution_file():
+    from autograder.public import manifest
+
+    for destination in ("handout", "runtime"):
+        for path in manifest.files(destination):
+            assert set(_zones_of(path.relative_to(ROOT).as_posix())) <= {"worker", "public", "shared"}, path
+    assert not {"grader", "solutions"} & set(manifest.DESTINATIONS["handout"] + manifest.DESTINATIONS["runtime"])
+
+
+def test_every_place_that_packs_the_kit_reads_the_manifest():
+    import tomllib
+
+    from autograder.grader import gradescope
+    from autograder.public import manifest
+    from autograder.public.client import RUNTIME_FILES
+    from instructor import handout
+
+    assert RUNTIME_FILES == manifest.patterns("runtime")
+    assert handout.CODE == manifest.patterns("handout")
+    assert set(handout._code()) == {p.relative_to(ROOT).as_posix() for p in manifest.files("handout")}
+    assert gradescope.source_files() == manifest.files("gradescope")
+    package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    assert sorted(package_data["autograder"]) == sorted(manifest.PACKAGE_DATA)

@@ -30,26 +30,11 @@ import zipfile
 from pathlib import Path
 
 from autograder.grader import templates
+from autograder.public import manifest
 
 ROOT = Path(__file__).resolve().parents[2]
-# The installable kit, without tests, notebooks or generated stubs.
-SOURCE_FILES = (
-    "pyproject.toml",
-    "README.md",
-    "shared/*.py",
-    "solutions/*.py",
-    "autograder/*.py",
-    "autograder/worker/**/*.py",
-    "autograder/public/**/*.py",
-    "autograder/grader/*.py",
-    "autograder/grader/*.json",
-    "autograder/grader/checks/*.py",
-    "autograder/grader/training/*.py",
-    "autograder/grader/hidden/*.json",
-    "autograder/grader/templates/*",
-    "autograder/public/rubric.json",
-    "autograder/public/golden/*.pt",
-)
+# The installable kit, without tests, notebooks, generated stubs or the instructor's tools.
+SOURCE_FILES = manifest.patterns("gradescope")
 TORCH_VERSION = "2.13.0"
 
 
@@ -68,14 +53,9 @@ def _add(zf: zipfile.ZipFile, name: str, data: bytes, mode: int) -> None:
 
 
 def source_files(root: Path = ROOT) -> list[Path]:
-    """The files of `root` that SOURCE_FILES names, in order: files only, never Python's bytecode cache (a
-    `templates/__pycache__` appears wherever the kit ran without PYTHONDONTWRITEBYTECODE)."""
-    return [
-        path
-        for pattern in SOURCE_FILES
-        for path in sorted(root.glob(pattern))
-        if path.is_file() and "__pycache__" not in path.relative_to(root).parts
-    ]
+    """The files of `root` the zip holds (autograder/public/manifest.py, "gradescope"), in order: files only, never
+    Python's bytecode cache (a `templates/__pycache__` appears wherever the kit ran without PYTHONDONTWRITEBYTECODE)."""
+    return manifest.files("gradescope", root)
 
 
 def build_zip(out: Path, seed: int | None = None) -> Path:

@@ -6,20 +6,22 @@ import os
 import shutil
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from autograder.public import manifest
+
+ROOT = manifest.ROOT
 # The code a worker runs from, and nothing else: the worker zone and shared/ (no checks, no references, no hidden
 # seed). A worker starts from a copy of them (copy_runtime), never from the kit's own folders.
-RUNTIME_FILES = ("autograder/__init__.py", "autograder/worker/**/*.py", "shared/*.py")
+RUNTIME_FILES = manifest.patterns("runtime")
 
 
 def copy_runtime(target: Path) -> Path:
-    """Copy the worker's code (RUNTIME_FILES) into `target`, world-readable (root-owned when run as root)."""
-    for pattern in RUNTIME_FILES:
-        for source in sorted(ROOT.glob(pattern)):
-            destination = target / source.relative_to(ROOT)
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, destination)
-            os.chmod(destination, 0o644)
+    """Copy the worker's code (the manifest's "runtime") into `target`, world-readable (root-owned when run as
+    root)."""
+    for source in manifest.files("runtime"):
+        destination = target / source.relative_to(ROOT)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, destination)
+        os.chmod(destination, 0o644)
     for folder in [target, *[p for p in target.rglob("*") if p.is_dir()]]:
         os.chmod(folder, 0o755)
     return target
