@@ -40,15 +40,41 @@ def test_rubric_and_checks_agree():
         assert [c.name for c in checks[part]] == list(rubric[part]), f"{part}: rubric and checks differ"
         kinds = {e.visibility for e in rubric[part].values()}
         assert kinds == {"public", "hidden"}, f"{part}: expected public and hidden checks, got {kinds}"
+        zones = {
+            c.name: "public" if c.fn.__module__.startswith("autograder.public.") else "hidden" for c in checks[part]
+        }
+        assert zones == {name: e.visibility for name, e in rubric[part].items()}, f"{part}: visibility is not the zone"
 
 
 def test_a_malformed_rubric_is_rejected(tmp_path):
     bad = tmp_path / "rubric.json"
+    bad.write_text(json.dumps({"version": 1, "parts": {"bleu": {"checks": {"x": {"points": -1}}}}}))
+    with pytest.raises(jsonschema.ValidationError):
+        rubric_mod.load(bad)
+
+
+def test_a_rubric_cannot_say_a_checks_visibility_its_zone_says_it(tmp_path):
+    """Visibility has one source, the folder a check is defined in: a rubric entry that names one is refused."""
+    bad = tmp_path / "rubric.json"
     bad.write_text(
-        json.dumps({"version": 1, "parts": {"bleu": {"checks": {"x": {"points": -1, "visibility": "public"}}}}})
+        json.dumps({"version": 1, "parts": {"bleu": {"checks": {"x": {"points": 1, "visibility": "public"}}}}})
     )
     with pytest.raises(jsonschema.ValidationError):
         rubric_mod.load(bad)
+
+
+def test_a_check_is_public_where_the_public_zone_defines_it(tmp_path):
+    """public_checks reads @check functions of the part's module, or of each module of its package, and nothing
+    else: not a helper, not a nested function, not another part's checks."""
+    (tmp_path / "bleu.py").write_text(
+        "@check()\ndef shown(student, ctx):\n    @check()\n    def nested(): ...\n\n"
+        "@checks.check(timeout=1)\ndef also_shown(student, ctx): ...\n\ndef helper(): ...\n"
+    )
+    (tmp_path / "attention").mkdir()
+    (tmp_path / "attention" / "__init__.py").write_text("from . import cells\n")
+    (tmp_path / "attention" / "cells.py").write_text("@check()\ndef in_a_package(student, ctx): ...\n")
+    assert rubric_mod.public_checks("bleu", tmp_path) == {"shown", "also_shown"}
+    assert rubric_mod.public_checks("attention", tmp_path) == {"in_a_package"}
 
 
 def test_a_grading_process_validates_the_rubric_without_jsonschema_s_iri_grammar(tmp_path):

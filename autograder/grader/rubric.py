@@ -1,9 +1,12 @@
-"""The rubric: points and visibility of every check, read from rubric.json and validated against
-rubric.schema.json. Public checks run on students' machines (`python -m autograder check`); hidden
-checks run only on the grader and show only the property they test."""
+"""The rubric: the points and order of every check, read from rubric.json and validated against
+rubric.schema.json, and each check's visibility, which is its zone: a check defined in the public zone
+(autograder/public/checks/) is public, runs on students' machines (`python -m autograder check`) and prints its
+failing case; one defined in the grader's (autograder/grader/checks/, autograder/grader/training/) is hidden, runs
+only on the grader and shows only the property it tests."""
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
 from pathlib import Path
@@ -11,6 +14,7 @@ from pathlib import Path
 from autograder.public.runner import Entry
 
 HERE = Path(__file__).resolve().parent
+PUBLIC_CHECKS = HERE.parent / "public" / "checks"
 
 
 def _import_jsonschema():
@@ -31,14 +35,36 @@ def _import_jsonschema():
 
 
 def load(path: Path = HERE / "rubric.json") -> dict[str, dict[str, Entry]]:
-    """{part: {check name: Entry}} in file order, each check numbered by its position in its part; raises
-    jsonschema.ValidationError on a malformed rubric."""
+    """{part: {check name: Entry}} in file order, each check numbered by its position in its part and public when
+    the public zone defines it (public_checks); raises jsonschema.ValidationError on a malformed rubric."""
     data = json.loads(Path(path).read_text())
     _import_jsonschema().validate(data, json.loads((HERE / "rubric.schema.json").read_text()))
     return {
         part: {
-            name: Entry(float(e["points"]), e["visibility"], i + 1)
+            name: Entry(float(e["points"]), "public" if name in public_checks(part) else "hidden", i + 1)
             for i, (name, e) in enumerate(spec["checks"].items())
         }
         for part, spec in data["parts"].items()
     }
+
+
+def public_checks(part: str, folder: Path = PUBLIC_CHECKS) -> frozenset[str]:
+    """The checks of `part` the public zone defines: each function decorated with @check(...) in
+    `folder`/<part>.py or in the modules of the package `folder`/<part>/. Read with ast, not imported: the rubric
+    is read where no check module is loaded (the handout's README, the notebooks' tests)."""
+    module, package = folder / f"{part}.py", folder / part
+    sources = [module] if module.is_file() else sorted(package.glob("*.py"))
+    return frozenset(
+        node.name
+        for source in sources
+        for node in ast.parse(source.read_text(), str(source)).body
+        if isinstance(node, ast.FunctionDef) and any(_registers(d) for d in node.decorator_list)
+    )
+
+
+def _registers(decorator: ast.expr) -> bool:
+    """`@check(...)` or `@checks.check(...)`."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    return (isinstance(target, ast.Name) and target.id == "check") or (
+        isinstance(target, ast.Attribute) and target.attr == "check"
+    )
