@@ -157,7 +157,7 @@ import sys, time
 from pathlib import Path
 from autograder.grader.engine import grade
 from autograder.public.progress import Progress
-from autograder.public.runner import table
+from autograder.public.score_table import table
 
 
 class Clock(Progress):

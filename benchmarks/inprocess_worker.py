@@ -82,7 +82,7 @@ def in_process_workers(
 
 def main() -> int:
     from autograder.grader.engine import GradeOptions, grade
-    from autograder.public.runner import table
+    from autograder.public.score_table import table
     from shared.parts import MODULES
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

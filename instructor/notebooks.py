@@ -230,7 +230,7 @@ def build_notebook(part: str, variant: str, source: str, path: str) -> str:
 
 def public_checks(part: str) -> list[tuple[str, float, str, str]]:
     """(name, points, description, number) of every public check of `part`, in the rubric's order; the number
-    is the check's in every output of the kit (autograder.public.runner.Entry)."""
+    is the check's in every output of the kit (autograder.public.grade_report.Entry)."""
     from autograder.grader import rubric
     from autograder.grader.checks import checks_of
 

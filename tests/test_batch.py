@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grader import batch, grades_table
+from autograder.grader import batch, batch_jobs, batch_results, batch_worker, grades_table
 from autograder.grader import rubric as rubric_mod
 from autograder.grader.intake import IntakeError, Submission, discover, extract_zip, module_folder
 from autograder.grader.results import was_graded
@@ -177,12 +177,12 @@ def test_a_batch_asked_for_reports_regrades_only_what_lacks_one(tmp_path):
     for s, tests in ((graded, [{"score": 1}]), (unreadable, [])):
         (tmp_path / s.id).mkdir()
         (tmp_path / s.id / "results.json").write_text(json.dumps({"score": 0, "tests": tests}))
-    assert batch._done(tmp_path, graded, reports=False)
-    assert not batch._done(tmp_path, graded, reports=True)  # graded before without its report
-    assert batch._done(tmp_path, unreadable, reports=True)  # nothing to report on
+    assert batch_results._done(tmp_path, graded, reports=False)
+    assert not batch_results._done(tmp_path, graded, reports=True)  # graded before without its report
+    assert batch_results._done(tmp_path, unreadable, reports=True)  # nothing to report on
     (tmp_path / "ada" / "report.html").write_text("<!doctype html>")
-    assert batch._done(tmp_path, graded, reports=True)
-    assert not batch._done(tmp_path, Submission("dan", "", tmp_path), reports=False)
+    assert batch_results._done(tmp_path, graded, reports=True)
+    assert not batch_results._done(tmp_path, Submission("dan", "", tmp_path), reports=False)
 
 
 def test_part_regrades_one_part_and_merges_it_into_the_results(graded, tmp_path):
@@ -269,10 +269,12 @@ def test_a_job_carries_the_module_files_as_staging_finds_them(tmp_path):
     with open(source / "reinforce.py", "wb") as f:
         f.truncate(5 * MAX_MODULE_BYTES)
     (source / "notes.txt").write_text("not a module")
-    files = batch.snapshot(source)
+    files = batch_jobs.snapshot(source)
     assert set(files) == {"bleu.py", "decoding.py", "attention.py", "reinforce.py"}
-    assert files["reinforce.py"][2] == 5 * MAX_MODULE_BYTES and len(files["reinforce.py"][1]) == batch.CARRIED_BYTES
-    copy = batch.materialise(files, tmp_path / "copy")
+    assert (
+        files["reinforce.py"][2] == 5 * MAX_MODULE_BYTES and len(files["reinforce.py"][1]) == batch_jobs.CARRIED_BYTES
+    )
+    copy = batch_jobs.materialise(files, tmp_path / "copy")
     for module in ("bleu", "decoding", "attention", "reinforce", "stylenet"):
         outcomes = []
         for folder in (source, copy):
@@ -282,19 +284,19 @@ def test_a_job_carries_the_module_files_as_staging_finds_them(tmp_path):
                 outcomes.append(str(exc))
         assert outcomes[0] == outcomes[1], module
     with pytest.raises(ValueError, match="not a module file name"):
-        batch.materialise({"../bleu.py": ("file", b"", 0)}, tmp_path / "escape")
+        batch_jobs.materialise({"../bleu.py": ("file", b"", 0)}, tmp_path / "escape")
 
 
 def test_a_worker_with_another_kit_refuses_to_grade(tmp_path):
-    job = batch.Job("ada", "", {}, None, False, kit="0" * 64)
-    with pytest.raises(batch.KitMismatch, match="install the same kit and hidden seed"):
-        batch.grade_job(job)
+    job = batch_jobs.Job("ada", "", {}, None, False, kit="0" * 64)
+    with pytest.raises(batch_jobs.KitMismatch, match="install the same kit and hidden seed"):
+        batch_worker.grade_job(job)
 
 
 def test_the_kit_fingerprint_follows_the_hidden_seed(monkeypatch):
-    before = batch.kit_fingerprint()
+    before = batch_jobs.kit_fingerprint()
     monkeypatch.setenv("CAPTIONKIT_HIDDEN_SEED", "12345")
-    assert batch.kit_fingerprint() != before
+    assert batch_jobs.kit_fingerprint() != before
 
 
 def test_batch_runs_without_dask_and_says_what_scheduler_needs(tmp_path):
@@ -344,7 +346,7 @@ def test_the_histograms_span_each_maximum_even_when_everyone_scored_zero(tmp_pat
 
     monkeypatch.setattr(matplotlib.axes.Axes, "hist", hist)
     rows = [{"id": "a", "status": "empty submission", "total": 0.0, **{m: 0.0 for m in MODULES}}]
-    batch.write_histograms(rows, tmp_path / "h.png")
+    batch_results.write_histograms(rows, tmp_path / "h.png")
     top = grades_table.maxima()
     assert [r for r, _ in spans] == [(0, top[m]) for m in [*MODULES, "total"]]
     assert all(edge is not None for _, edge in spans)
@@ -373,7 +375,9 @@ def test_a_staff_view_an_earlier_kit_wrote_beside_the_report_is_moved_out(tmp_pa
     (tmp_path / "ada").mkdir()
     (tmp_path / "ada" / "results.json").write_text(json.dumps({"score": 0, "tests": []}))
     (tmp_path / "ada" / "staff.txt").write_text("Staff view of ada\n\n2.1 decoding.greedy (public, 0 of 2): ...\n")
-    batch._store(tmp_path, ada, {"results": {"score": 0, "tests": []}, "staff": "Staff view of ada\n"}, merge=("bleu",))
+    batch_results._store(
+        tmp_path, ada, {"results": {"score": 0, "tests": []}, "staff": "Staff view of ada\n"}, merge=("bleu",)
+    )
     assert not (tmp_path / "ada" / "staff.txt").exists()
     moved = tmp_path / "staff" / "ada.txt"
     assert "2.1 decoding.greedy" in moved.read_text() and stat.S_IMODE(moved.stat().st_mode) == 0o600

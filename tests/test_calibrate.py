@@ -13,7 +13,7 @@ from torch import nn
 from autograder.grader import calibrate
 from autograder.grader.training import TrainingSpec
 from autograder.public.compare import CheckFailed
-from autograder.public.training import Published
+from autograder.public.published_training import Published
 
 
 class ToyContext:

@@ -1,7 +1,7 @@
 """`python -m autograder check --train` and the handout's `python -m autograder.public check --train`: the
 training checks' runs on the public data, each score next to its published threshold, the epochs trained, and the
 lab's image controls (zeroed and shuffled image features) beside what a model that reads the image reaches there,
-through one path (autograder/public/training.py)."""
+through one path (autograder/public/training.py, its table autograder/public/training_report.py)."""
 
 import ast
 import io
@@ -16,16 +16,9 @@ from autograder.__main__ import main as kit
 from autograder.grader.engine import REFERENCES
 from autograder.grader.training import SPECS
 from autograder.public.progress import Lines
-from autograder.public.training import (
-    CONTROL_NAMES,
-    CONTROLS,
-    CONTROLS_EXPECTED,
-    OTHER_PARTS,
-    PUBLISHED,
-    EpochsTrained,
-    PublicRun,
-    table,
-)
+from autograder.public.published_training import PUBLISHED
+from autograder.public.training import CONTROLS, OTHER_PARTS, EpochsTrained, PublicRun
+from autograder.public.training_report import CONTROL_NAMES, CONTROLS_EXPECTED, table
 from instructor import handout
 from shared.parts import BY_MODULE, MODULES
 from tests.handout_env import CHECK_TIMEOUT, student_env
@@ -99,8 +92,8 @@ def test_the_table_says_which_run_fails_and_why():
 
 
 def test_the_grader_reads_what_is_published():
-    """Each training check's budget, threshold and metric are the published ones (autograder/public/training.py),
-    read, not repeated; so are its reply checks'."""
+    """Each training check's budget, threshold and metric are the published ones
+    (autograder/public/published_training.py), read, not repeated; so are its reply checks'."""
     assert set(SPECS) == set(PUBLISHED)
     for part, spec in SPECS.items():
         assert spec.published is PUBLISHED[part]

@@ -1,5 +1,5 @@
-"""The messages between grader and worker (autograder/worker/protocol.py): what `encode` writes, `decode` reads back
-as torch's own round trip (`torch.save`, then a weights-only `torch.load`) would; and what a worker's code could
+"""The messages between grader and worker (autograder/worker/protocol.py, message_codec.py, reply_budget.py):
+what `encode` writes, `decode` reads back as torch's own round trip (`torch.save`, then a weights-only `torch.load`) would; and what a worker's code could
 forge instead is refused before anything of it runs, allocates beyond the message or reads beyond a storage."""
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from autograder.public.client.replies import is_plain
-from autograder.worker import protocol
-from autograder.worker.protocol import FORMAT, MalformedMessage, TensorRef, decode, encode
+from autograder.worker import message_codec, message_errors, reply_budget
+from autograder.worker.message_codec import FORMAT, TensorRef, encode
+from autograder.worker.message_errors import MalformedMessage
+from autograder.worker.protocol import decode
 
 # -- what crosses: the same values, types, views and storages as torch's round trip ------------------------------
 
-DTYPES = sorted(protocol.dtypes().values(), key=str)
+DTYPES = sorted(message_codec.dtypes().values(), key=str)
 
 
 @st.composite
@@ -108,7 +110,7 @@ def differences(ours, theirs, where="message") -> list[str]:
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(messages)
 def test_a_message_arrives_as_torch_s_own_round_trip_would_deliver_it(message):
-    assert differences(decode(encode(message)[protocol.HEADER.size :]), torch_round_trip(message)) == []
+    assert differences(decode(encode(message)[message_codec.HEADER.size :]), torch_round_trip(message)) == []
 
 
 def test_views_of_one_storage_arrive_sharing_it():
@@ -117,7 +119,7 @@ def test_views_of_one_storage_arrive_sharing_it():
     views = [big[i : i + 10] for i in range(0, 10_000, 10)]
     message = encode({"ok": views})
     assert len(message) < 1.1 * big.untyped_storage().nbytes()
-    arrived = decode(message[protocol.HEADER.size :])["ok"]
+    arrived = decode(message[message_codec.HEADER.size :])["ok"]
     assert len({v.untyped_storage().data_ptr() for v in arrived}) == 1
     assert all(torch.equal(a, v) for a, v in zip(arrived, views))
 
@@ -127,14 +129,14 @@ def test_a_zero_stride_view_arrives_as_one_and_the_grader_refuses_it():
     expanded = torch.zeros(1, dtype=torch.long).expand(100_000, 10_000)
     message = encode({"ok": expanded})
     assert len(message) < 4096
-    arrived = decode(message[protocol.HEADER.size :])["ok"]
+    arrived = decode(message[message_codec.HEADER.size :])["ok"]
     assert arrived.stride() == (0, 0) and arrived.untyped_storage().nbytes() == 8
     assert not is_plain(arrived)
 
 
 def test_tensors_a_message_cannot_carry_are_named():
     sparse = torch.eye(3).to_sparse()
-    assert protocol.unsendable(sparse) == "a sparse_coo tensor"
+    assert message_codec.unsendable(sparse) == "a sparse_coo tensor"
     with pytest.raises(TypeError, match="sparse_coo"):
         encode({"ok": sparse})
     from autograder.worker.main import sanitize
@@ -155,7 +157,7 @@ class Liar(torch.Tensor):
 def test_a_tensor_subclass_arrives_as_a_plain_tensor():
     liar = torch.zeros(3).as_subclass(Liar)
     assert torch.equal(liar, torch.ones(3)), "the lie does not work: this test would not notice it crossing"
-    arrived = decode(encode({"ok": (liar,)})[protocol.HEADER.size :])["ok"][0]
+    arrived = decode(encode({"ok": (liar,)})[message_codec.HEADER.size :])["ok"][0]
     assert type(arrived) is torch.Tensor and not torch.equal(arrived, torch.ones(3))
 
 
@@ -213,7 +215,7 @@ def test_a_pickle_cannot_set_the_state_of_a_tensor():
     storage = torch.tensor([1.0, 2.0, 3.0, 4.0]).numpy().tobytes()
     structure = build_on_a_tensor()
 
-    tensors = [protocol._tensor(row, [torch.frombuffer(bytearray(storage), dtype=torch.uint8)]) for row in rows]
+    tensors = [message_codec._tensor(row, [torch.frombuffer(bytearray(storage), dtype=torch.uint8)]) for row in rows]
 
     class InPlace:
         def __new__(cls, index):
@@ -221,7 +223,7 @@ def test_a_pickle_cannot_set_the_state_of_a_tensor():
 
     class TensorsInPlace(pickle.Unpickler):  # a reader that made the tensors while it read the structure
         def find_class(self, module, name):
-            allowed = {**protocol._PLAIN_GLOBALS, **protocol.torch_globals()}
+            allowed = {**message_codec._PLAIN_GLOBALS, **message_codec.torch_globals()}
             return InPlace if name == "TensorRef" else allowed[module, name]
 
     swapped = TensorsInPlace(io.BytesIO(structure)).load()
@@ -265,7 +267,7 @@ def test_the_bounds_check_is_the_decoder_s_own():
     grown = torch.empty(0, dtype=torch.float32).set_(torch.zeros(1).untyped_storage(), 100, (2,), (1,))
     assert grown.untyped_storage().nbytes() == 408
     with pytest.raises(MalformedMessage, match="beyond its storage"):
-        protocol._tensor(("float32", (2,), (1,), 100, False, 0), [torch.zeros(4, dtype=torch.uint8)])
+        message_codec._tensor(("float32", (2,), (1,), 100, False, 0), [torch.zeros(4, dtype=torch.uint8)])
 
 
 @pytest.mark.parametrize(
@@ -336,14 +338,14 @@ def test_plain_data_crosses_without_importing_torch():
 
 
 def budgeted(structure: bytes | object, rows=(), storages=()):
-    return decode(forged(rows=rows, storages=storages, structure=structure), protocol.REPLY)
+    return decode(forged(rows=rows, storages=storages, structure=structure), reply_budget.REPLY)
 
 
 @settings(max_examples=150, deadline=None, derandomize=True)
 @given(messages)
 def test_a_reply_read_under_its_budget_arrives_as_any_message_does(message):
-    payload = encode(message)[protocol.HEADER.size :]
-    assert differences(decode(payload, protocol.REPLY), decode(payload)) == []
+    payload = encode(message)[message_codec.HEADER.size :]
+    assert differences(decode(payload, reply_budget.REPLY), decode(payload)) == []
 
 
 def unfolding(levels: int, fan_out: int):
@@ -369,35 +371,35 @@ def test_a_reply_that_unfolds_is_refused_at_once():
     """docs/security.md A50: 8 ** 19 numbers in 400 bytes, and a dict key that pickle's C reader would hash as 2 ** 60
     tuples. The message reader of any other message reads them (the tuple key: hashing 2 ** 22 of them already takes
     a measurable time), the reply reader refuses them before it builds anything of their size."""
-    graph = encode({"ok": unfolding(19, 8)})[protocol.HEADER.size :]
+    graph = encode({"ok": unfolding(19, 8)})[message_codec.HEADER.size :]
     assert len(graph) < 500
-    with pytest.raises(protocol.OverBudget, match="two places"):
-        decode(graph, protocol.REPLY)
+    with pytest.raises(message_errors.OverBudget, match="two places"):
+        decode(graph, reply_budget.REPLY)
     started = time.process_time()
     decode(forged(structure=dict_keyed_by_a_shared_tuple(22)))
     unbudgeted = time.process_time() - started
     started = time.process_time()
-    with pytest.raises(protocol.OverBudget, match="two places"):
+    with pytest.raises(message_errors.OverBudget, match="two places"):
         budgeted(dict_keyed_by_a_shared_tuple(60))
     assert time.process_time() - started < unbudgeted / 10
 
 
 def test_a_reply_past_its_values_depth_or_data_is_refused():
-    with pytest.raises(protocol.OverBudget, match="values"):
-        budgeted({"ok": list(range(protocol.REPLY.values))})
-    with pytest.raises(protocol.OverBudget, match="deep"):
+    with pytest.raises(message_errors.OverBudget, match="values"):
+        budgeted({"ok": list(range(reply_budget.REPLY.values))})
+    with pytest.raises(message_errors.OverBudget, match="deep"):
         deep = [1]
-        for _ in range(protocol.REPLY.depth):
+        for _ in range(reply_budget.REPLY.depth):
             deep = [deep]
         budgeted({"ok": deep})
     # One string of 1 MiB in 100 places: 100 MiB for whatever walks the reply, in a message of 1 MiB.
     big = "x" * 2**20
-    with pytest.raises(protocol.OverBudget, match="MiB of data"):
+    with pytest.raises(message_errors.OverBudget, match="MiB of data"):
         budgeted({"ok": [big] * 100})
     # Storages listed twice: each storage is read once, as written.
     storage = torch.zeros(2**18).numpy().tobytes()
-    with pytest.raises(protocol.OverBudget, match="storages"):
-        decode(pickle.dumps((FORMAT, [], [storage] * 100, pickle.dumps({"ok": 1})), protocol=5), protocol.REPLY)
+    with pytest.raises(message_errors.OverBudget, match="storages"):
+        decode(pickle.dumps((FORMAT, [], [storage] * 100, pickle.dumps({"ok": 1})), protocol=5), reply_budget.REPLY)
 
 
 @pytest.mark.parametrize(
@@ -417,7 +419,7 @@ def test_a_reply_may_use_only_the_opcodes_encode_writes(structure, why):
 
 def test_a_reply_is_read_within_its_deadline():
     """Past the deadline the reader stops (ChannelTimeout), whatever is left to read."""
-    payload = encode({"ok": [str(i) for i in range(200_000)]})[protocol.HEADER.size :]
-    with pytest.raises(protocol.ChannelTimeout):
-        decode(payload, protocol.REPLY, deadline=time.monotonic())
-    assert len(decode(payload, protocol.REPLY, deadline=time.monotonic() + 600)["ok"]) == 200_000
+    payload = encode({"ok": [str(i) for i in range(200_000)]})[message_codec.HEADER.size :]
+    with pytest.raises(message_errors.ChannelTimeout):
+        decode(payload, reply_budget.REPLY, deadline=time.monotonic())
+    assert len(decode(payload, reply_budget.REPLY, deadline=time.monotonic() + 600)["ok"]) == 200_000

@@ -13,7 +13,7 @@ from autograder.grader.context import GradingContext
 from autograder.grader.rubric import load as load_rubric
 from autograder.grader.training import SPECS, TrainedRun, hidden_retrieval_set, trained_recall_at_1
 from autograder.public.compare import CheckFailed
-from autograder.public.training import distinct_scenes
+from autograder.public.trained_retrieval import distinct_scenes
 from autograder.worker.recipes.show_and_tell import RETRIEVAL_BATCH, retrieval_of
 from shared.encoder import Split
 from shared.scenes import make_scenes

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from autograder.grader import batch, sample
+from autograder.grader import batch_jobs, sample
 from autograder.grader import rubric as rubric_mod
 from autograder.grader.checks import all_checks
 from autograder.grader.context import GradingContext, hidden_seed
@@ -220,8 +220,8 @@ def test_a_report_without_the_trained_models_figures_draws_none_and_says_so(full
 def test_a_batch_hands_the_choice_to_every_job(tmp_path):
     (tmp_path / "ada").mkdir()
     ada = Submission("ada", "", tmp_path / "ada")
-    assert batch._prepare(ada, None, True, "kit", trained_figures=False).trained_figures is False
-    assert batch._prepare(ada, None, True, "kit").trained_figures is True
+    assert batch_jobs._prepare(ada, None, True, "kit", trained_figures=False).trained_figures is False
+    assert batch_jobs._prepare(ada, None, True, "kit").trained_figures is True
 
 
 def test_only_what_students_may_see(full):
@@ -321,10 +321,10 @@ def stub_report() -> GradeReport:
 
 
 def test_one_row_per_unwritten_todo_and_one_for_a_missing_module():
-    """The report groups checks as `check` does (autograder.public.runner.check_groups): one row per TODO naming
+    """The report groups checks as `check` does (autograder.public.score_table.check_groups): one row per TODO naming
     the checks that wait for it, hidden ones included, never a TODO only a hidden check raised; one row for a part
     whose module is missing."""
-    from autograder.public.runner import table
+    from autograder.public.score_table import table
 
     report = stub_report()
     text = render_report(report)

@@ -19,7 +19,8 @@ from autograder.grader.staff import staff_text
 from autograder.public.checks import Check
 from autograder.public.client import StudentError
 from autograder.public.compare import CheckFailed
-from autograder.public.runner import CheckResult, GradeReport, _outcome
+from autograder.public.grade_report import CheckResult, GradeReport
+from autograder.public.outcomes import _outcome
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = json.loads((ROOT / "tests" / "schemas" / "gradescope_results.schema.json").read_text())

@@ -89,7 +89,7 @@ def check_training(folder: Path, parts: tuple[str, ...] | None) -> int:
     from autograder.grader.engine import REFERENCES, SOLUTIONS, sandboxed_workers
     from autograder.grader.isolation import detect
     from autograder.grader.training import SPECS, run_within_budget
-    from autograder.public import training
+    from autograder.public import training, training_report
     from autograder.public.client import copy_runtime
     from autograder.public.limits import part_deadline
     from autograder.public.progress import for_terminal
@@ -118,7 +118,7 @@ def check_training(folder: Path, parts: tuple[str, ...] | None) -> int:
             training.public_inputs(Path(tmp) / "public", ctx.data),
             for_terminal(),
         )
-    print(training.table(runs))
+    print(training_report.table(runs))
     return 0 if all(run.passed for run in runs) else 1
 
 
@@ -253,7 +253,7 @@ def _show(
     report, json_path: Path | None = None, report_path: Path | None = None, name: str = "", trained_figures: bool = True
 ) -> None:
     """Print the table; write results.json and the HTML feedback report where asked."""
-    from autograder.public.runner import table
+    from autograder.public.score_table import table
 
     print(table(report))
     if json_path:

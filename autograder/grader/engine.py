@@ -22,13 +22,15 @@ import torch
 from autograder.grader import rubric as rubric_mod
 from autograder.grader.checks import Check, checks_of
 from autograder.grader.context import GradingContext
-from autograder.grader.isolation import Sandbox, detect
+from autograder.grader.isolation import detect
+from autograder.grader.sandbox import Sandbox
 from autograder.public import limits
 from autograder.public.checks import Round
 from autograder.public.client import Worker, WorkerFactory, copy_runtime, remove_tree
+from autograder.public.grade_report import CheckResult, GradeReport
 from autograder.public.limits import Deadline, earliest, part_deadline
 from autograder.public.progress import Progress
-from autograder.public.runner import GRADER_ERROR, CheckResult, GradeReport, PartGrade
+from autograder.public.runner import GRADER_ERROR, PartGrade
 from autograder.public.training import OTHER_PARTS
 from shared.parts import BY_MODULE, MODULES
 

@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 
 from autograder.grader.rubric import load
-from autograder.public.runner import Entry
+from autograder.public.grade_report import Entry
 
 
 def _reachable_strings(fn, seen: set) -> set[str]:

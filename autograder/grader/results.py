@@ -1,4 +1,5 @@
-"""Scores out: Gradescope's results.json (written atomically); the per-part table is autograder.public.runner.table."""
+"""Scores out: Gradescope's results.json (written atomically); the per-part table is
+autograder.public.score_table.table."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from autograder.public.runner import GradeReport
+from autograder.public.grade_report import GradeReport
 from shared.parts import BY_MODULE, PARTS
 
 # Public checks are visible at once; hidden ones after the due date, so students see their total then.

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from autograder.public.runner import CheckResult, GradeReport
+from autograder.public.grade_report import CheckResult, GradeReport
 
 STAFF_FILE = "staff.txt"
 STAFF_FOLDER = "staff"  # batch: DIR/staff/<id>.txt; a submission with this id is not graded (batch.held_back)

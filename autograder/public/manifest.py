@@ -2,7 +2,7 @@
 
 Every place that copies or packs the kit's files reads its list here: the worker's runtime copy
 (client.copy_runtime), the student handout and the nbgrader course's checker (instructor/handout.py), the Gradescope
-zip (autograder/grader/gradescope.py), the fingerprint a batch's workers compare (autograder/grader/batch.py), and
+zip (autograder/grader/gradescope.py), the fingerprint a batch's workers compare (autograder/grader/batch_jobs.py), and
 the package data pyproject.toml installs (tests/test_zones.py holds it equal to PACKAGE_DATA). A new file lands where
 its zone goes, and a zone never lands where it must not (tests/test_zones.py: no grader or solution file in the
 handout or the runtime copy).
@@ -43,7 +43,7 @@ DESTINATIONS: dict[str, tuple[str, ...]] = {
     "handout": ("worker", "public"),
     # The Gradescope autograder zip (autograder.grader.gradescope.source_files): the whole kit but its tests and tools.
     "gradescope": ("project", "shared", "solutions", "worker", "public", "grader"),
-    # What decides a grade (autograder.grader.batch.kit_fingerprint): a batch's worker with other files refuses.
+    # What decides a grade (autograder.grader.batch_jobs.kit_fingerprint): a batch's worker with other files refuses.
     "fingerprint": ("shared", "solutions", "worker", "public", "grader"),
 }
 

@@ -29,7 +29,7 @@ def grade_part(part: str, folder: str = ".", points: float | None = None) -> flo
     if part not in BY_MODULE:
         raise ValueError(f"part: expected one of {', '.join(MODULES)}, got {part!r}")
     from autograder.public import checker
-    from autograder.public.runner import table
+    from autograder.public.score_table import table
 
     # warnings.warn and friends write to sys.stderr as it is when they fire: here, to stdout.
     with contextlib.redirect_stderr(sys.stdout):

@@ -25,14 +25,14 @@ from types import ModuleType
 
 from shared.parts import BY_MODULE, MODULES
 
-# The report of each part's latest grader.check in this kernel (part -> autograder.public.runner.GradeReport).
+# The report of each part's latest grader.check in this kernel (part -> autograder.public.grade_report.GradeReport).
 _LATEST: dict = {}
 
 
 def summary(test_file) -> str:
     """What `grader.check("<part>")` shows: otter's verdict line, then the kit's table of the part
-    (autograder.public.runner.table); otter's own summary for a test file that is not one of the kit's."""
-    from autograder.public.runner import table
+    (autograder.public.score_table.table); otter's own summary for a test file that is not one of the kit's."""
+    from autograder.public.score_table import table
 
     report = _LATEST.get(test_file.name)
     if report is None:
@@ -84,7 +84,7 @@ class PublicChecks:
         return Path.cwd()
 
     def results(self, module=None) -> dict:
-        """{check name: autograder.public.runner.CheckResult} of the part's public checks, run on first use."""
+        """{check name: autograder.public.grade_report.CheckResult} of the part's public checks, run on first use."""
         if self._results is None:
             from autograder.public import checker
 

@@ -6,178 +6,31 @@ line a student may see: the check's message for a public check, only its propert
 the worker after a crash, and stop at the part's deadline. What is graded (which checks, their points and
 visibility, the worker) is the caller's choice: the grader's engine for a grade, the public checker for
 a student's working copy.
+
+A check's outcome and what a student sees of it: autograder.public.outcomes; the results and the report:
+autograder.public.grade_report; the table `check` and `grade` print: autograder.public.score_table.
 """
 
 from __future__ import annotations
 
-import re
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from autograder.public import limits
 from autograder.public.checks import PUBLIC_ROUND, Check, Round, running_as
-from autograder.public.client import StudentError, StudentWorker, WorkerDied
-from autograder.public.compare import CheckFailed
-from autograder.public.golden import GoldenDataError
+from autograder.public.client import StudentError, StudentWorker
+from autograder.public.grade_report import CheckResult, Entry
 from autograder.public.limits import Deadline
+from autograder.public.outcomes import GRADER_CASES, Outcome, _candidates, _outcome
 from autograder.public.progress import Progress
 from autograder.public.staging import StagingError
 from autograder.worker.memory import release_memory
 from autograder.worker.protocol import clean
-from shared.parts import PARTS, TODO_MESSAGE
 
 OUTPUT_LIMIT = 2000  # characters of feedback per check
 GRADER_ERROR = "the grader could not run this check (an error on the grader's side; tell the course staff)"
-
-
-@dataclass(frozen=True)
-class Entry:
-    """What a check is worth and who sees its details: one entry of the rubric."""
-
-    points: float
-    visibility: str  # "public" or "hidden"
-    number: int  # its position among the part's checks in the full rubric, from 1: check 3.2 is bleu's second
-
-
-@dataclass
-class CheckResult:
-    part: str
-    name: str
-    number: str
-    description: str
-    score: float
-    max_score: float
-    visibility: str  # "public" or "hidden"
-    output: str  # what the student may see
-    seconds: float
-    staff_note: str = ""  # details for TAs only (never in student-visible fields): the case, the traceback
-    todo: str = ""  # "TODO ngram_counts (bleu.py:113)": the check stopped at a stub's unwritten TODO
-    # A public check the grader also ran on its own cases: what its public round alone showed ("passed" or the
-    # failure's output), i.e. what a student's `check` shows for the same module; "" for every other check.
-    public_round: str = ""
-
-    @property
-    def passed(self) -> bool:
-        return self.score >= self.max_score
-
-
-@dataclass
-class GradeReport:
-    results: list[CheckResult] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    # part -> {key: plain data} the checks kept with ctx.keep (figures of the student's own trained models, for
-    # autograder/grader/report); never in results.json
-    artifacts: dict[str, dict] = field(default_factory=dict)
-    # part -> the points of the part in the full grade, when this run graded only some of its checks (the public
-    # ones): what the totals are out of once the hidden and training checks are graded too
-    full_points: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def score(self) -> float:
-        return sum(r.score for r in self.results)
-
-    @property
-    def max_score(self) -> float:
-        return sum(r.max_score for r in self.results)
-
-    def part_totals(self) -> dict[str, tuple[float, float]]:
-        totals = {}
-        for r in self.results:
-            got, out_of = totals.get(r.part, (0.0, 0.0))
-            totals[r.part] = (got + r.score, out_of + r.max_score)
-        return totals
-
-
-GRADER_CASES = "on cases the grader draws from its hidden seed"
-# One frame of a traceback as traceback.format_list writes it (the worker keeps the student's frames only).
-FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)')
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """One check's verdict: `output` for the student, `note` for the course staff only (the failing case and the
-    traceback in the student's file), `todo` when the check stopped at a stub's unwritten TODO, `public_round` (the
-    grader's run of a public check only) what the check's public round alone showed."""
-
-    passed: bool
-    output: str = "passed"
-    note: str = ""
-    todo: str = ""
-    public_round: str = ""
-
-
-def raised_at(where: str) -> str:
-    """ "bleu.py:113", the file and line of the student's code where an exception was raised (the last of the
-    student's frames in `where`), or "" when it raised in none of them."""
-    frames = FRAME.findall(where)
-    return f"{frames[-1][0]}:{frames[-1][1]}" if frames else ""
-
-
-def todo_of(exc: StudentError) -> str:
-    """ "TODO ngram_counts (bleu.py:113)" when `exc` is a stub's NotImplementedError, else ""."""
-    match = TODO_MESSAGE.search(exc.detail)
-    if exc.kind != "NotImplementedError" or match is None:
-        return ""
-    at = raised_at(exc.where)
-    return f"TODO {match.group('function')}" + (f" ({at})" if at else "")
-
-
-def _with_notes(exc: BaseException, text: str) -> str:
-    """`text` and the notes attached to `exc` (hypothesis's falsifying example): the whole case, for the staff."""
-    notes = [str(n) for n in getattr(exc, "__notes__", ())]
-    return "\n".join([text, *notes])
-
-
-def _outcome(exc: BaseException, chk: Check, visible: bool, grader_cases: bool = False) -> Outcome | None:
-    """The failed Outcome for `exc`, or None if `exc` is not a verdict on the student. A failure in the grader's
-    round of a public check shows no more than a hidden check's: its cases are not the student's to see. A hidden
-    check's exception, and one in the grader's round, shows that the code raised, and nothing the module chose:
-    not its message (which may hold a hidden input; a TODO's message too, since student code may raise one of its
-    own choosing), not where it was raised (the module can choose the line by the grader's input, A52), not even
-    its kind (one of 70 chosen by the input: six bits a check, A58). Kind, message and location stay in the staff
-    note, and are shown in a public check's public round, whose inputs are all public (the kit's security notes)."""
-    if isinstance(exc, CheckFailed):
-        message = str(exc).split("\nFalsifying example")[0].strip()
-        hidden = f"failed: {chk.description}" + (f" ({exc.safe})" if exc.safe else "")
-        if grader_cases:
-            hidden = f"failed {GRADER_CASES}: {chk.description}"
-        return Outcome(False, message if visible and not grader_cases else hidden, _with_notes(exc, str(exc)))
-    if isinstance(exc, StudentError):
-        where = f"\n{exc.where.rstrip()}" if exc.where else ""
-        case = f" [{exc.case}]" if exc.case else ""
-        at = raised_at(exc.where)
-        todo = todo_of(exc)
-        if visible and not grader_cases and todo:  # one line: the stub's TODO and where it is
-            shown = f"your code raised NotImplementedError: {TODO_MESSAGE.search(exc.detail).group(0)}" + (
-                f" (at {at})" if at else ""
-            )
-        elif visible and not grader_cases:
-            shown = f"your code raised {exc.kind}: {exc.detail}{case}{where}"
-        else:  # a stub's TODO: one bit the module could choose, as it chooses which TODO row a check joins
-            shown = (
-                "your code raised "
-                + ("NotImplementedError (an unwritten TODO)" if todo else "an exception")
-                + (f" {GRADER_CASES}" if grader_cases else "")
-            )
-        return Outcome(False, shown, _with_notes(exc, f"{exc.kind}: {exc.detail}{case}{where}"), todo)
-    if isinstance(exc, WorkerDied):  # one line, naming what happened; a hidden check only what no student code chose
-        return Outcome(False, str(exc) if visible and not grader_cases else exc.shown, str(exc))
-    if isinstance(exc, GoldenDataError):
-        return Outcome(False, str(exc), str(exc))
-    return None
-
-
-def _candidates(exc: BaseException):
-    """`exc`, what it wraps (hypothesis may wrap the verdict), and the members of exception groups."""
-    yield exc
-    for inner in (exc.__cause__, exc.__context__):
-        if inner is not None:
-            yield inner
-    for member in getattr(exc, "exceptions", ()):  # a FlakyFailure or other exception group
-        yield from _candidates(member)
 
 
 class WithinCheck:
@@ -467,153 +320,3 @@ def _grader_rounds(
             result(chk, outcome.passed, outcome.output, seconds, outcome.note, outcome.todo, outcome.public_round)
         )
     return results
-
-
-def table(report: GradeReport, show_checks: bool = True) -> str:
-    """A plain-text table: the total of each part and (optional) one line per check, with each failure's output
-    under it; an unwritten TODO is one line however many checks wait for it, and so is a part whose every check
-    failed for one reason (a missing module, one that cannot be imported). When the run graded only some of the
-    checks (report.full_points), it says what the grade is out of and what the rest of it comes from."""
-    lines = []
-    totals = report.part_totals()
-    for p in PARTS:
-        if p.module not in totals:
-            continue
-        got, out_of = totals[p.module]
-        full = report.full_points.get(p.module)
-        lines.append(
-            f"Part {p.number} {p.module:14s} {got:6.1f} / {out_of:5.1f}"
-            + (f"   of {full:g} in the grade" if full is not None and full > out_of else "")
-        )
-        if show_checks:
-            lines += _check_lines([r for r in report.results if r.part == p.module], weigh=bool(report.full_points))
-    lines.append(f"{'total':21s} {report.score:6.1f} / {report.max_score:5.1f}   ({report.seconds:.1f} s)")
-    lines += _coverage(report)
-    return "\n".join(lines)
-
-
-@dataclass(frozen=True)
-class Group:
-    """Checks of one part shown as one line (check_groups): those that wait for one unwritten TODO (`todo`), or
-    every check of the part when all failed with the same output (`todo` is "": a missing module, one that cannot
-    be imported)."""
-
-    results: tuple[CheckResult, ...]
-    todo: str = ""
-
-    @property
-    def numbers(self) -> str:
-        return ", ".join(r.number for r in self.results)
-
-    @property
-    def max_score(self) -> float:
-        return sum(r.max_score for r in self.results)
-
-    @property
-    def line(self) -> str:
-        """A TODO's line: "TODO corpus_bleu (bleu.py:181): 5 checks wait for it (3.3, 3.4, 3.5, 3.9, 3.10: 6
-        points)"."""
-        n = len(self.results)
-        return (
-            f"{self.todo}: {n} check{'s wait' if n > 1 else ' waits'} for it ({self.numbers}: "
-            f"{self.max_score:g} point{'s' * (self.max_score != 1)})"
-        )
-
-
-def check_groups(results: list[CheckResult]) -> list[CheckResult | Group]:
-    """One part's results as they are shown, in order (`table`, the HTML feedback report): a Group in place of
-    the checks it stands for, at the first of them; every other check as it is.
-
-    A part whose checks (more than one) all failed with the same output, none at a TODO, is one Group. Otherwise
-    the checks waiting for an unwritten TODO are one Group per TODO, placed where the first of them was. A TODO
-    is grouped only when a check's output already shows it (a public check's public round); a check whose output
-    does not (a hidden check, the grader's own cases) joins that group, and is otherwise shown as it is: its
-    TODO is read from a message its code raised, which a hidden check never shows."""
-    if len(results) > 1 and not any(r.passed or r.todo for r in results) and len({r.output for r in results}) == 1:
-        return [Group(tuple(results))]
-    shown = {r.todo for r in results if r.todo and _shows_todo(r)}
-    out: list[CheckResult | Group] = []
-    for r in results:
-        if r.todo not in shown:
-            out.append(r)
-        elif not any(isinstance(g, Group) and g.todo == r.todo for g in out):
-            out.append(Group(tuple(w for w in results if w.todo == r.todo), r.todo))
-    return out
-
-
-def _shows_todo(r: CheckResult) -> bool:
-    """Whether `r`'s output names the TODO it waits for ("... raised NotImplementedError: Part 3 (bleu): ...")."""
-    match = TODO_MESSAGE.search(r.output)
-    return match is not None and r.todo.split(" (")[0] == f"TODO {match.group('function')}"
-
-
-def weighing_line(r: CheckResult) -> str:
-    """What else of the grade runs the functions of a failed public check, from the public rubric's counts:
-    "beam_search is also run by 3 hidden checks (5 points) and 0 training checks of the grade", or "" when the
-    rubric does not say."""
-    import json
-    from pathlib import Path
-
-    try:
-        rubric = json.loads((Path(__file__).resolve().parent / "rubric.json").read_text())
-        entry = rubric["parts"][r.part]["checks"][r.name]
-        functions = ", ".join(entry["functions"])
-        hidden, trained = int(entry["hidden_checks"]), int(entry["training_checks"])
-        hidden_points, training_points = float(entry["hidden_points"]), float(entry["training_points"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return ""
-    if not functions:
-        return ""
-
-    def counted(n: int, kind: str, points: float) -> str:
-        return f"{n} {kind} check{'s' * (n != 1)}" + (f" worth {points:g} point{'s' * (points != 1)}" if n else "")
-
-    return (
-        f"the same function{'s' * (',' in functions)} ({functions}) {'are' if ',' in functions else 'is'} also "
-        f"graded by {counted(hidden, 'hidden', hidden_points)} and {counted(trained, 'training', training_points)}"
-        " after the deadline"
-    )
-
-
-def _check_lines(results: list[CheckResult], weigh: bool = False) -> list[str]:
-    """The lines of one part's checks (see table); `weigh` (a run of the public checks alone): under each failed
-    public check, what else of the grade runs its functions (weighing_line)."""
-    lines = []
-    for item in check_groups(results):
-        if isinstance(item, Group) and not item.todo:
-            output = item.results[0].output
-            lines.append(
-                f"    all {len(item.results)} checks FAIL  0.0/{item.max_score:<4.1f} "
-                f"{output.splitlines()[0] if output else ''}"
-            )
-        elif isinstance(item, Group):
-            lines.append(f"    {item.line}")
-        else:
-            mark = "PASS" if item.passed else "FAIL"
-            lines.append(
-                f"    {item.number:5s} {mark}  {item.score:4.1f}/{item.max_score:<4.1f} {item.name}"
-                + ("" if item.passed else f"\n{_indent(item.output, 18)}")
-            )
-            weighs = weigh and not item.passed and item.visibility == "public" and weighing_line(item)
-            if weighs:
-                lines.append(" " * 18 + weighs)
-    return lines
-
-
-def _coverage(report: GradeReport) -> list[str]:
-    """ "public checks: 50 of the grade's 116 points; 66 more from ...": what a run of some checks covers."""
-    graded = report.part_totals()
-    if not report.full_points or not graded:
-        return []
-    out_of = sum(t for _, t in graded.values())
-    full = sum(report.full_points.get(part, t) for part, (_, t) in graded.items())
-    if full <= out_of:
-        return []
-    return [
-        f"public checks: {out_of:g} of the grade's {full:g} points; {full - out_of:g} more from hidden and "
-        "training checks after the deadline"
-    ]
-
-
-def _indent(text: str, n: int) -> str:
-    return "\n".join(" " * n + line for line in text.splitlines()[:12])

@@ -160,7 +160,7 @@ def sanitize(obj, depth: int = 0):
     if isinstance(obj, str):
         return str.__str__(obj)
     if torch is not None and isinstance(obj, torch.Tensor):
-        from autograder.worker.protocol import unsendable
+        from autograder.worker.message_codec import unsendable
 
         tensor = obj.detach().cpu().clone()
         why = unsendable(tensor)  # a sparse or quantized tensor: the check reports a wrong type
@@ -210,6 +210,7 @@ def serve(module: str, requests: int, replies: int) -> None:
     from autograder.worker import protocol
     from autograder.worker.forbidden import ForbiddenOpError, bound_references, forbid, originals
     from autograder.worker.memory import release_memory
+    from autograder.worker.message_errors import ChannelClosed
     from shared.seeding import seed_everything
 
     start = protocol.receive(requests)
@@ -237,7 +238,7 @@ def serve(module: str, requests: int, replies: int) -> None:
     while True:
         try:
             request = protocol.receive(requests)
-        except protocol.ChannelClosed:
+        except ChannelClosed:
             return
         fn = registry.get(request.get("recipe"))
         seq = request.get("seq")  # echoed: a reply written by anything else than this loop is one the grader refuses

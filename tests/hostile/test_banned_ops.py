@@ -15,7 +15,9 @@ import pytest
 import torch
 
 from autograder.grader.staff import FLAG, staff_text
-from autograder.public.source_scan import banned_uses, dynamic_uses, grader_reach
+from autograder.public.source_escapes import dynamic_uses
+from autograder.public.source_reach import grader_reach
+from autograder.public.source_scan import banned_uses
 from autograder.worker.forbidden import ForbiddenOpError, forbid
 from tests.hostile import harness
 from tests.hostile.harness import ROOT, assert_contained, build, run_grade

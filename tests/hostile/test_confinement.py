@@ -228,7 +228,7 @@ def test_A46_the_sweep_removes_the_sandbox_user_s_message_queues(tmp_path):
     )
     script = (
         f"import json, os, subprocess, sys\n"
-        f"from autograder.grader.isolation import Sandbox, sweep\n"
+        f"from autograder.grader.sandbox import Sandbox, sweep\n"
         f"subprocess.run(['setpriv', '--reuid={isolation.uid}', '--regid={isolation.gid}', '--clear-groups', "
         f"sys.executable, '-c', {make!r}], check=True)\n"
         f"before = os.listdir({str(mounted)!r})\n"

@@ -25,7 +25,7 @@ import pytest
 import torch
 
 from autograder.__main__ import main as kit
-from autograder.grader import batch, grades_table
+from autograder.grader import batch, batch_results, grades_table
 from autograder.grader.context import GradingContext, hidden_seed, hidden_test_secret
 from autograder.grader.intake import Submission
 from autograder.grader.isolation import detect, unprivileged
@@ -295,7 +295,7 @@ def test_A71_an_earlier_results_file_of_another_shape_is_regraded_in_full(tmp_pa
 def test_A71_an_earlier_results_file_that_holds_no_tests_counts_as_not_graded(tmp_path, text):
     (tmp_path / "alice").mkdir()
     (tmp_path / "alice" / "results.json").write_text(text)
-    assert batch._graded_tests(tmp_path, Submission("alice", "alice", tmp_path / "alice")) is None
+    assert batch_results._graded_tests(tmp_path, Submission("alice", "alice", tmp_path / "alice")) is None
 
 
 # -- A32: values that size the grader's allocations -------------------------------------------------------------
@@ -680,11 +680,11 @@ def test_a_batch_stops_a_submission_past_its_time_limit_reports_it_and_grades_th
 
 
 def test_sandbox_users_are_created_at_install_time_never_while_grading(tmp_path, monkeypatch):
-    """The sandbox users are made by `python -m autograder.grader.isolation` (isolation.create_users), which
+    """The sandbox users are made by `python -m autograder.grader.isolation` (sandbox_users.create_users), which
     scripts/bootstrap.sh and Gradescope's setup.sh run as root at install time. A grader that finds none (here:
     users under a name nobody created) creates none: its workers run as a separate process, the part is graded, and
     the grade's first note says how to create the users. No user is really made: useradd is recorded, not run."""
-    from autograder.grader import engine, isolation
+    from autograder.grader import engine, isolation, sandbox_users
 
     if os.geteuid() != 0:
         pytest.skip("the sandbox users are made and claimed by root only")
@@ -699,7 +699,7 @@ def test_sandbox_users_are_created_at_install_time_never_while_grading(tmp_path,
         return real_run(cmd, *args, **kwargs)
 
     monkeypatch.setattr(subprocess, "run", recording_run)
-    monkeypatch.setattr(isolation, "SANDBOX_USER", "captionkit-absent")
+    monkeypatch.setattr(sandbox_users, "SANDBOX_USER", "captionkit-absent")
     fresh = isolation._detect.__wrapped__(os.getpid())  # decided afresh, under names no user has
     monkeypatch.setattr(engine, "detect", lambda: fresh)
     (tmp_path / "sub").mkdir()
@@ -709,8 +709,11 @@ def test_sandbox_users_are_created_at_install_time_never_while_grading(tmp_path,
     assert fresh.mode == "process" and graded.report.notes[0] == fresh.note, graded.report.notes
     assert "scripts/bootstrap.sh" in fresh.note, fresh.note
     assert graded.full_marks("bleu"), graded.describe()
-    created = isolation.create_users()  # what install time does: one user per slot
-    assert created == [isolation.slot_user(s) for s in range(isolation.SLOTS)] and len(asked) == isolation.SLOTS
+    created = sandbox_users.create_users()  # what install time does: one user per slot
+    assert (
+        created == [sandbox_users.slot_user(s) for s in range(sandbox_users.SLOTS)]
+        and len(asked) == sandbox_users.SLOTS
+    )
 
 
 def test_the_isolation_probe_never_asks_for_what_is_kept_from_the_sandbox_user(monkeypatch):
@@ -719,18 +722,18 @@ def test_the_isolation_probe_never_asks_for_what_is_kept_from_the_sandbox_user(m
     kit is made to look installed in site-packages with torch.nn as a hidden path."""
     import sysconfig
 
-    from autograder.grader import isolation
+    from autograder.grader import hidden_paths, sandbox_probe
 
     site = Path(os.path.realpath(sysconfig.get_paths()["purelib"]))
-    monkeypatch.setattr(isolation, "ROOT", site)
-    monkeypatch.setattr(isolation, "HIDDEN_PATHS", ("torch/nn",))
+    monkeypatch.setattr(sandbox_probe, "ROOT", site)
+    monkeypatch.setattr(sandbox_probe, "HIDDEN_PATHS", ("torch/nn",))
     importlib.import_module("nltk.translate.bleu_score")  # an oracle loaded, as the grader loads it for Part 3
-    files = isolation.installed_files()
+    files = sandbox_probe.installed_files()
     assert any(f.startswith(str(site / "torch")) for f in files), files[:5]
     assert not [
         f for f in files if f == str(site / "torch" / "nn") or f.startswith(str(site / "torch" / "nn") + os.sep)
     ]
-    assert not [f for o in isolation.oracle_folders() for f in files if f.startswith(os.path.realpath(o))]
+    assert not [f for o in hidden_paths.oracle_folders() for f in files if f.startswith(os.path.realpath(o))]
 
 
 def test_the_isolation_probe_refuses_what_a_worker_could_not_import(tmp_path):
@@ -738,19 +741,19 @@ def test_the_isolation_probe_refuses_what_a_worker_could_not_import(tmp_path):
     must find the same torch, every standard-library module that import loads and read every installed file it
     loads, as the sandbox user. Each thing the sandbox user could not do refuses it; the real list passes, names
     torch's native libraries, and holds nothing of the oracles (root's alone)."""
-    from autograder.grader import isolation
+    from autograder.grader import sandbox_probe
 
     found = detect()
     if found.mode != "user":
         pytest.skip(f"readability is checked as another user: {found.note}")
-    files = isolation.installed_files()
+    files = sandbox_probe.installed_files()
     assert any(f.endswith(os.sep + os.path.join("torch", "__init__.py")) for f in files), files[:5]
     assert any(os.sep + os.path.join("torch", "lib", "libtorch_cpu") in f for f in files), "torch's native library"
-    prefix, inputs = list(found.prefix), isolation.probe_inputs()
-    version = isolation.probe(prefix, inputs)
+    prefix, inputs = list(found.prefix), sandbox_probe.probe_inputs()
+    version = sandbox_probe.probe(prefix, inputs)
     assert version and version.split()[0].count(".") == 2, version
     many = dataclasses.replace(inputs, paths=inputs.paths * 40)  # over 2 MB: more than a command line holds
-    assert sum(len(p) + 1 for p in many.paths) > 2 * 1024**2 and isolation.probe(prefix, many) == version
+    assert sum(len(p) + 1 for p in many.paths) > 2 * 1024**2 and sandbox_probe.probe(prefix, many) == version
 
     secret = tmp_path / "private.py"
     secret.write_text("x = 1\n")
@@ -767,7 +770,7 @@ def test_the_isolation_probe_refuses_what_a_worker_could_not_import(tmp_path):
         "another torch": dataclasses.replace(inputs, origin=inputs.origin + "x"),
     }
     for what, refused_inputs in refused.items():
-        assert isolation.probe(prefix, refused_inputs) is None, f"the probe accepted {what}"
+        assert sandbox_probe.probe(prefix, refused_inputs) is None, f"the probe accepted {what}"
 
 
 def test_the_isolation_note_names_another_python():
@@ -775,7 +778,7 @@ def test_the_isolation_note_names_another_python():
     says which): the note names it; the same Python adds nothing."""
     import platform
 
-    from autograder.grader.isolation import python_note
+    from autograder.grader.sandbox_probe import python_note
 
     assert python_note(f"{platform.python_version()} {sys.base_prefix}") == ""
     note = python_note("3.10.99 /opt/other")

@@ -22,7 +22,7 @@ from autograder.grader.results import gradescope_results
 from autograder.public.checks import PUBLIC_ROUND, registered, running_as
 from autograder.public.client import StudentError
 from autograder.public.client.replies import error_fields
-from autograder.public.runner import GRADER_CASES, raised_at
+from autograder.public.outcomes import GRADER_CASES, raised_at
 from autograder.worker import recipes
 from autograder.worker.main import sanitize
 from tests.hostile import harness

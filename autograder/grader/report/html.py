@@ -23,7 +23,7 @@ from pathlib import Path
 
 from autograder.grader.report import figures
 from autograder.grader.report import reference as reference_curves
-from autograder.public.runner import Group, check_groups
+from autograder.public.score_table import Group, check_groups
 from shared.parts import PARTS
 
 STYLE = """
@@ -123,7 +123,7 @@ def _training_checks() -> set[tuple[str, str]]:
 def _check_rows(results) -> str:
     """The table of one part's checks: a row per check, but one row per unwritten TODO for the checks that wait
     for it, and one row for the part when every check failed alike (a missing module): the grouping of the CLI's
-    table (autograder.public.runner.check_groups)."""
+    table (autograder.public.score_table.check_groups)."""
     rows = []
     for item in check_groups(results):
         if isinstance(item, Group):

@@ -13,15 +13,15 @@ its spec, read by every tool that needs it:
     python -m instructor reproduce          the lecture's budgets
 
 What a student may know of the check (the recipe's epochs, batch size, learning rate and other inputs, the metric,
-the threshold, the verdict) is published in the public zone, autograder/public/training.py (PUBLISHED), where
-`check --train` trains on the public data with it; each spec reads it from there.
+the threshold, the verdict) is published in the public zone, autograder/public/published_training.py (PUBLISHED), which
+`check --train` (autograder/public/training.py) trains on the public data with it; each spec reads it from there.
 
     spec.py          TrainingSpec, SPECS, training_check, run_within_budget, the reply checks (ReplyCheck)
     keeping.py       what a check keeps of the student's run for the feedback report
     <part>.py        one part's spec: its reference run, the reply its recipe gives for it, its reply checks
 
 Adding a trained part: write its recipe (autograder/worker/recipes/<part>.py, `train_and_decode`), publish its
-budget and threshold (autograder/public/training.py, PUBLISHED), add its module here (one `training_check(
+budget and threshold (autograder/public/published_training.py, PUBLISHED), add its module here (one `training_check(
 TrainingSpec(...))`, imported below) and one entry to the rubric (docs/grader.md shows an example).
 """
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from autograder.grader.context import GradingContext
-from autograder.public.training import curve, reply
+from autograder.public.training_verdicts import curve, reply
 from shared.scenes import make_scenes
 from shared.vocab import END, PAD, T_MAX, VOCAB, VOCAB_SIZE, decode_batch
 

@@ -6,7 +6,7 @@ from torch import nn
 
 from autograder.grader.context import GradingContext
 from autograder.grader.training.spec import SPECS, TrainingSpec, greedy_reply, training_check
-from autograder.public.training import PUBLISHED
+from autograder.public.published_training import PUBLISHED
 
 # -- Part 6: LSTM-A ------------------------------------------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from torch import nn
 from autograder.grader.context import GradingContext
 from autograder.grader.training.keeping import SHOWN
 from autograder.grader.training.spec import SPECS, TrainingSpec, greedy_reply, training_check
-from autograder.public.training import PUBLISHED
+from autograder.public.published_training import PUBLISHED
 from shared.training import seed_everything, train
 
 # -- Part 5: hard attention (REINFORCE) ----------------------------------------------------------------------------

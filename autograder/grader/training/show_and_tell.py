@@ -11,8 +11,9 @@ from torch import nn
 from autograder.grader.context import GradingContext
 from autograder.grader.training.keeping import SHOWN
 from autograder.grader.training.spec import SPECS, ReplyCheck, TrainingSpec, greedy_reply, training_check
-from autograder.public.training import PUBLISHED, RetrievalSet, recall_at_1_of, retrieval_inputs
-from autograder.public.training import retrieval_set as retrieval_set_of
+from autograder.public.published_training import PUBLISHED
+from autograder.public.trained_retrieval import RetrievalSet, recall_at_1_of, retrieval_inputs
+from autograder.public.trained_retrieval import retrieval_set as retrieval_set_of
 from shared.training import seed_everything, train
 
 # -- Part 1: Show and Tell -------------------------------------------------------------------------------------
@@ -56,7 +57,7 @@ def _show_and_tell_reply(model: nn.Module, ctx: GradingContext) -> dict:
 def hidden_retrieval_set(ctx: GradingContext) -> RetrievalSet:
     """The retrieval set of this grading run: the distinct scenes of ctx.retrieval_split (the hidden retrieval split),
     captions in an order drawn from a seed derived from the test secret (the same in every run: a submission's grade
-    does not move with it); autograder.public.training.retrieval_set."""
+    does not move with it); autograder.public.trained_retrieval.retrieval_set."""
     digest = hashlib.sha256(f"{ctx.test_secret:x}:retrieval order".encode()).digest()
     return retrieval_set_of(ctx.retrieval_split, int.from_bytes(digest[:7], "big"))
 
@@ -75,7 +76,7 @@ def retrieval_file(ctx: GradingContext) -> dict:
 
 def trained_recall_at_1(out, ctx: GradingContext) -> float:
     """Caption-to-image recall@1 of the retrieval scores a run returned, in this grading run's caption order
-    (autograder.public.training.recall_at_1_of). Raises CheckFailed naming what is malformed."""
+    (autograder.public.trained_retrieval.recall_at_1_of). Raises CheckFailed naming what is malformed."""
     return recall_at_1_of(out, hidden_retrieval_set(ctx).order)
 
 

@@ -15,8 +15,9 @@ from autograder.public.checks import check
 from autograder.public.client import TimedOut
 from autograder.public.compare import CheckFailed, expect
 from autograder.public.limits import LIMITS
-from autograder.public.training import MetricThreshold, Published, split_index
-from autograder.public.training import reached as published_reached
+from autograder.public.published_training import MetricThreshold, Published
+from autograder.public.published_training import reached as published_reached
+from autograder.public.training import split_index
 from shared.parts import BY_MODULE
 from shared.vocab import T_MAX
 
@@ -26,8 +27,8 @@ class TrainingSpec:
     """One part's training check, declared.
 
     The student's run: the worker's recipe `<part>.train_and_decode` trains with what is `published` of it (epochs,
-    batch size, learning rate, its options: autograder/public/training.py) and the hidden seed, plus `options` (what
-    the feedback report asks of it), and returns a dict: its captions of the hidden test grids under "tokens" (a
+    batch size, learning rate, its options: autograder/public/published_training.py) and the hidden seed, plus
+    `options` (what the feedback report asks of it), and returns a dict: its captions of the hidden test grids under "tokens" (a
     tensor, or {name: tensor} for several) and its per-epoch losses under the keys of `curves`, beside any figure
     data of `figures`. The published verdict judges it on the hidden test scenes; its score is the number the
     published threshold applies to.
@@ -42,7 +43,7 @@ class TrainingSpec:
     part: str
     check: str  # the check's name, its key in the rubric
     description: str  # the property it tests: all a hidden check shows (formatted with the spec)
-    published: Published  # its budget, threshold and verdict (autograder.public.training.PUBLISHED)
+    published: Published  # its budget, threshold and verdict (autograder.public.published_training.PUBLISHED)
     train_reference: Callable[[GradingContext, int, int, object], nn.Module]
     reference_reply: Callable[[nn.Module, GradingContext], dict]
     prepare: Callable[[GradingContext], object] = lambda ctx: None
@@ -261,8 +262,9 @@ class ReplyCheck:
     the training check's reason, and a failure on a run whose training verdict failed says the model may be the
     cause.
 
-    `score(reply, ctx)` is the number the `published` threshold applies to (at least; autograder.public.training); it
-    validates the reply and raises CheckFailed naming what is malformed. The published metric names it in words."""
+    `score(reply, ctx)` is the number the `published` threshold applies to (at least;
+    autograder.public.published_training); it validates the reply and raises CheckFailed naming what is malformed.
+    The published metric names it in words."""
 
     check: str
     description: str
@@ -317,8 +319,8 @@ def register_reply_check(spec: TrainingSpec, extra: ReplyCheck) -> None:
 
 def stops_at_threshold(spec: TrainingSpec, ctx: GradingContext):
     """The grader's judgement of a training run after each epoch (autograder.public.client.Evaluate): the published
-    one (autograder.public.training.reached) on the hidden test scenes. docs/thresholds.md says why a run stopped at
-    the threshold means the same grade."""
+    one (autograder.public.published_training.reached) on the hidden test scenes. docs/thresholds.md says why a run
+    stopped at the threshold means the same grade."""
     return published_reached(spec.published, ctx.data.test.scenes)
 
 
@@ -330,9 +332,9 @@ def share_split(ctx: GradingContext) -> str:
     return ctx.share("hidden-split", lambda: split_index(ctx.data.train, ctx.share_file(ctx.data.cache_file)))
 
 
-# Budgets and thresholds: autograder/public/training.py (PUBLISHED). docs/thresholds.md gives the reference's spread
-# over twenty training seeds on the hidden data (one thread: `python -m autograder.grader.calibrate`) and what broken
-# models reach; each threshold sits well below the reference's minimum and well above the broken models.
+# Budgets and thresholds: autograder/public/published_training.py (PUBLISHED). docs/thresholds.md gives the
+# reference's spread over twenty training seeds on the hidden data (one thread: `python -m autograder.grader.calibrate`)
+# and what broken models reach; each threshold sits well below the reference's minimum and well above the broken models.
 
 
 def greedy_reply(model: nn.Module, state, max_len: int = T_MAX) -> dict:

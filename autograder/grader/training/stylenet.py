@@ -9,7 +9,7 @@ from torch import nn
 
 from autograder.grader.context import GradingContext
 from autograder.grader.training.spec import SPECS, TrainingSpec, training_check
-from autograder.public.training import PUBLISHED
+from autograder.public.published_training import PUBLISHED
 from shared.vocab import encode_batch
 
 # -- Part 7: StyleNet ----------------------------------------------------------------------------------------------

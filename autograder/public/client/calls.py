@@ -24,6 +24,8 @@ from autograder.public.client.zygote import ZygoteState
 from autograder.public.limits import Deadline, earliest
 from autograder.worker import protocol, recipes
 from autograder.worker.forbidden import READABLE
+from autograder.worker.message_errors import ChannelClosed, ChannelTimeout
+from autograder.worker.reply_budget import REPLY, OverBudget
 
 
 class CallLoop:
@@ -91,9 +93,7 @@ class CallLoop:
         try:
             self.sent += 1
             protocol.send(requests, {"recipe": recipe, "kwargs": kwargs, "seq": self.sent}, timeout=deadline.left())
-            reply = protocol.receive(
-                replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory, budget=protocol.REPLY
-            )
+            reply = protocol.receive(replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory, budget=REPLY)
             judged = 0  # the last epoch whose captions were judged
             while type(reply) is dict and "progress" in reply:  # a training epoch ended: show it, read on
                 epoch, tokens = progress_of(reply), judged_tokens(reply)
@@ -107,13 +107,13 @@ class CallLoop:
                     stop = judge(evaluate, epoch, tokens)
                     protocol.send(requests, {"stop": stop}, timeout=max(deadline.left(), 0.0))
                 reply = protocol.receive(
-                    replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory, budget=protocol.REPLY
+                    replies, timeout=max(deadline.left(), 0.0), watch=self._watch_memory, budget=REPLY
                 )
             # Once more at the reply, in the worker's own folder (its TMPDIR): files written faster than the watch's
             # period (a page cache takes a gigabyte in well under WATCH_EVERY) would otherwise pass a call unseen.
             # The shared temporary folders are counted by the watch alone: Landlock gives the worker no right there.
             self._watch_disk(own_folder_only=True)
-        except protocol.ChannelTimeout:
+        except ChannelTimeout:
             self.kill(deadline.reached)
             raise self._death(ended) from None
         except EvaluationFailed as exc:  # the grader's own error: reported as such, not as the worker's
@@ -122,11 +122,11 @@ class CallLoop:
         except OverMemory as exc:
             self.kill(str(exc), shown=exc.shown)
             raise self._death() from None
-        except (protocol.ChannelClosed, BrokenPipeError):
+        except (ChannelClosed, BrokenPipeError):
             why = self._why_ended()
             self.kill(why, shown=shown_exit(why))
             raise self._death() from None
-        except protocol.OverBudget as exc:  # the grader's own sentence: no text of the worker's
+        except OverBudget as exc:  # the grader's own sentence: no text of the worker's
             self.over_budget = (
                 f"sent a reply over the grader's budget: {exc}",
                 "sent a reply over the grader's budget",

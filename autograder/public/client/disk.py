@@ -16,7 +16,7 @@ from autograder.public.client.errors import FolderTooDeep
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW  # a folder opened to be read, never through a link
 
 MEMORY_TEMP_DIRS = ("/dev/shm",)  # temporary folders whose files take memory, not disk
-# The machine's folders every user may write to (autograder.grader.isolation.sweep empties them of the sandbox user's).
+# The machine's folders every user may write to (autograder.grader.sandbox.sweep empties them of the sandbox user's).
 TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 
 

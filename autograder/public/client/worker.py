@@ -27,9 +27,12 @@ from autograder.public.client.zygote import (
     worker_environment,
 )
 from autograder.public.limits import Deadline, earliest
-from autograder.public.source_scan import banned_uses, grader_reach
+from autograder.public.source_reach import grader_reach
+from autograder.public.source_scan import banned_uses
 from autograder.public.staging import stage
 from autograder.worker import protocol, recipes
+from autograder.worker.message_errors import ChannelClosed, ChannelTimeout, MessageTooLarge
+from autograder.worker.reply_budget import REPLY
 
 
 class Worker(CallLoop):
@@ -132,11 +135,11 @@ class Worker(CallLoop):
             startup = max(deadline.left(), 1.0)
             references = self.references if self.hidden_phase else {}
             protocol.send(requests, {"references": references, "source": self.source}, timeout=startup)
-            hello = protocol.receive(replies, timeout=startup, watch=self._watch_memory, budget=protocol.REPLY)
-        except protocol.ChannelTimeout:
+            hello = protocol.receive(replies, timeout=startup, watch=self._watch_memory, budget=REPLY)
+        except ChannelTimeout:
             self.kill(deadline.reached)
             return
-        except (protocol.ChannelClosed, protocol.MessageTooLarge, OSError, ZygoteLost) as exc:
+        except (ChannelClosed, MessageTooLarge, OSError, ZygoteLost) as exc:
             self.kill(f"the worker did not start ({type(exc).__name__})")
             return
         except OverMemory as exc:
@@ -212,7 +215,7 @@ class Worker(CallLoop):
         except TimeoutError:  # a late answer must never be read as the next request's: this zygote is done
             self.control.close()
             self.control = None
-            raise protocol.ChannelTimeout("the zygote did not answer in time") from None
+            raise ChannelTimeout("the zygote did not answer in time") from None
         except OSError as exc:
             raise ZygoteLost(f"the zygote is gone ({type(exc).__name__})") from None
         try:
@@ -266,7 +269,7 @@ class Worker(CallLoop):
             if not (self._zygote_running() and self.zygote is not None):
                 raise ZygoteLost("the zygote is gone")
             self.isolation.sweep(keep=frozenset(pid for pid, _ in self.zygote))
-        except (ZygoteLost, protocol.ChannelTimeout):
+        except (ZygoteLost, ChannelTimeout):
             self._end_zygote()
 
     def _end_zygote(self) -> None:
@@ -315,7 +318,7 @@ class Worker(CallLoop):
             return describe_exit(code, self.isolation.pid_namespace)
         try:
             status = self._control({"wait": self.child, "seconds": seconds}, seconds + KILL_SECONDS).get("status")
-        except (ZygoteLost, protocol.ChannelTimeout):
+        except (ZygoteLost, ChannelTimeout):
             return "the worker ended with the zygote it was forked from (killed by the student's code or for memory)"
         return describe_exit(os.waitstatus_to_exitcode(status) if type(status) is int else None)
 

@@ -11,7 +11,7 @@ import time as _time
 # @@RUNTIME_NAMES@@
 
 _replies = 4    # the worker's reply pipe (autograder/worker/main.py, REPLIES)
-_FORMAT = "captionkit-message-1"   # autograder/worker/protocol.py: (FORMAT, tensor rows, storages, structure)
+_FORMAT = "captionkit-message-1"   # autograder/worker/message_codec.py: (FORMAT, tensor rows, storages, structure)
 _reference_ngram_counts = ngram_counts
 
 

@@ -1,0 +1,189 @@
+"""What a batch's worker runs for each submission (`grade_job`): the grade, in a child process of its own under a
+wall-clock watchdog, returning the documents the coordinator writes (results.json, the feedback report, the staff
+view). A worker whose kit differs from the coordinator's refuses to grade.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from autograder.grader.batch_jobs import ROOT, Job, KitMismatch, kit_fingerprint, materialise
+from autograder.public import limits
+from autograder.public.progress import for_terminal
+
+_KIT = None
+# One grade at a time per process: a grading run holds this process's sandbox user (sandbox_users.py), and
+# two runs in one process (a dask worker given several threads) would sweep each other's workers away.
+_ONE_GRADE = threading.Lock()
+
+
+# Seconds a grade may run past the submission's time limit before the watchdog ends it (scaled like it): the grade's
+# own deadline comes first and leaves only the grader's work after it (the checks it marks not run, the report).
+WATCHDOG_GRACE = 120.0
+
+
+def default_watchdog() -> float:
+    """The watchdog of a grade when the batch names none: the submission's time limit plus WATCHDOG_GRACE, scaled."""
+    return limits.LIMITS.seconds(limits.LIMITS.submission + WATCHDOG_GRACE)
+
+
+def grade_job(job: Job, progress: str | None = None) -> dict:
+    """Grade one submission (the task every kind of worker runs): {"results": the results.json document,
+    "report": the feedback report's HTML or None, "staff": the staff view (autograder/grader/staff.py)}. Raises
+    KitMismatch on a worker whose kit differs, and what the grading raised.
+    The grade runs in a child process under a wall-clock watchdog (job.watchdog seconds): past it the child and
+    everything it started are killed and the documents say "grader stopped after N s", whatever the grading process
+    was doing (waiting on a worker, or stuck in work of its own). progress: a prefix to show where the grade is on
+    this terminal (--jobs 1)."""
+    global _KIT
+    with _ONE_GRADE:
+        _KIT = _KIT or kit_fingerprint()
+        if job.kit != _KIT:
+            raise KitMismatch(
+                "this worker's kit (code, hidden seed or torch version) differs from the "
+                "coordinator's; install the same kit and hidden seed on every worker (docs/batch.md)"
+            )
+        return _under_watchdog(job, progress)
+
+
+# The child's program: reads (job, progress, time limits) from the file named first, writes ("ok", outcome) or ("error", exception)
+# to the descriptor named second; ends when its standard input does (the process that started it is gone).
+_CHILD = (
+    "import sys; sys.path.insert(0, sys.argv[1]); from autograder.grader.batch_worker import _child; "
+    "_child(sys.argv[2], int(sys.argv[3]))"
+)
+
+
+def _under_watchdog(job: Job, progress: str | None) -> dict:
+    limit = job.watchdog or default_watchdog()
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:  # mode 0700: root's alone
+        job_file = Path(tmp) / "job.pickle"
+        job_file.write_bytes(pickle.dumps((job, progress, limits.LIMITS)))  # the limits this process grades under
+        read_end, write_end = os.pipe()
+        try:
+            child = subprocess.Popen(
+                [sys.executable, "-c", _CHILD, str(ROOT), str(job_file), str(write_end)],
+                stdin=subprocess.PIPE,
+                pass_fds=(write_end,),
+                start_new_session=True,
+            )
+        finally:
+            os.close(write_end)
+        data = None
+        try:
+            data = _read_until(read_end, started + limit)
+        finally:  # on any way out without the result (an interrupt included), the grading process is ended
+            os.close(read_end)
+            if data is None:
+                _end(child)
+            child.stdin.close()
+            child.wait()
+    if data is None:
+        return _stopped(limit)
+    if not data:  # its traceback, if any, went to this process's standard error
+        raise RuntimeError(f"the grading process ended without a result (exit status {child.returncode})")
+    status, value = pickle.loads(data)  # the grading process's own (student code never runs there)
+    if status == "error":
+        raise value
+    return value
+
+
+def _read_until(fd: int, deadline: float) -> bytes | None:
+    """Everything written to `fd` until its end, or None when `deadline` (time.monotonic()) comes first."""
+    chunks = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            return None
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _end(child: subprocess.Popen) -> None:
+    """Kill the grading process, what it started (each worker leads a session of its own) and every process of a
+    sandbox user that no grader holds now."""
+    from autograder.grader.sandbox_users import sweep_free_slots
+    from autograder.public.client.processes import children_of
+
+    started, level = [], [child.pid]
+    while level:
+        level = [grandchild for pid in level for grandchild in children_of(pid)]
+        started.extend(level)
+    for pid in [child.pid, *started]:
+        for kill in (os.killpg, os.kill):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                kill(pid, signal.SIGKILL)
+    child.wait()
+    sweep_free_slots()
+
+
+def _stopped(seconds: float) -> dict:
+    """What grade_job returns for a grade the watchdog ended."""
+    text = (
+        f"grader stopped after {seconds:.0f} s: grading this submission did not end in time; please tell the "
+        "course staff"
+    )
+    return {
+        "results": {"score": 0.0, "execution_time": round(seconds, 2), "output": text, "tests": []},
+        "report": None,
+        "staff": text,
+        "stopped": True,
+    }
+
+
+def _child(job_file: str, result_fd: int) -> None:
+    """The grading process of one submission (started by _under_watchdog)."""
+    threading.Thread(target=_end_with_stdin, daemon=True).start()
+    job, progress, limits.LIMITS = pickle.loads(Path(job_file).read_bytes())
+    try:
+        shown = None if progress is None else for_terminal(prefix=progress, position=1)
+        outcome = ("ok", _grade_here(job, shown))
+    except Exception as exc:  # noqa: BLE001 (reported in the submission's row by the coordinator)
+        outcome = ("error", exc)
+    try:
+        data = pickle.dumps(outcome)
+    except Exception:  # noqa: BLE001 (an exception that does not pickle travels as its text)
+        data = pickle.dumps(("error", RuntimeError(f"{type(outcome[1]).__name__}: {outcome[1]}")))
+    with os.fdopen(result_fd, "wb") as f:
+        f.write(data)
+
+
+def _end_with_stdin() -> None:
+    """End this process when its standard input ends: the process that started it is gone (a killed dask worker)."""
+    while os.read(0, 4096):
+        pass
+    os._exit(1)
+
+
+def _grade_here(job: Job, progress=None) -> dict:
+    """The grade itself, in this process."""
+    from autograder.grader.engine import GradeOptions, grade
+    from autograder.grader.results import gradescope_results
+
+    with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:  # mode 0700: root's alone
+        graded = grade(
+            materialise(job.files, Path(tmp) / "submission"),
+            GradeOptions(parts=job.parts, time_limit=limits.LIMITS.submission),
+            progress=progress,
+        )
+    from autograder.grader.staff import staff_text
+
+    report = None
+    if job.report:
+        from autograder.grader.report.html import render_report
+
+        report = render_report(graded, submission=job.name or job.id, trained_figures=job.trained_figures)
+    return {"results": gradescope_results(graded), "report": report, "staff": staff_text(graded, job.name or job.id)}

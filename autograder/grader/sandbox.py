@@ -1,0 +1,113 @@
+"""The grader's isolation of its workers as decided for this machine (Sandbox, made by autograder.grader.isolation),
+and the sweep after every worker: `sweep` kills every process of the sandbox user (a `setsid` daemon escapes the
+process-group kill) and deletes the files it left in the shared temporary folders, world-writable folders beneath
+them included.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.public.client import remove_tree
+from autograder.public.client.disk import TEMP_DIRS, writable_folders
+from autograder.public.client.processes import processes_of
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """The grader's isolation of its workers on this machine (implements autograder.public.client.Isolation)."""
+
+    mode: str  # "user": a dedicated unprivileged user; "process": same user, own process
+    uid: int | None = None
+    gid: int | None = None
+    network_namespace: bool = False
+    prefix: tuple[str, ...] = field(default=())  # put before the worker's command line
+    note: str = ""  # one line for the person running the grader
+    private_tmp: bool = False  # /dev/shm and /var/tmp are small private tmpfs mounts in the worker's namespace
+    pid_namespace: bool = False  # the worker runs in a PID namespace of its own, under autograder/worker/init.py
+
+    def owns(self, path: Path) -> None:
+        """Give `path` to the sandbox user (a no-op without one)."""
+        if self.uid is not None:
+            os.chown(path, self.uid, self.gid)
+
+    def sweep(self, keep: frozenset[int] = frozenset()) -> int:
+        """Kill every process of the sandbox user but those in `keep` and delete its temporary files (the module's
+        `sweep`)."""
+        return sweep(self, keep)
+
+
+def become_subreaper() -> None:
+    """Adopt orphaned descendants (a worker's setsid daemons), so their zombies can be reaped here."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def _reap() -> None:
+    """Collect exited children without blocking (killed daemons would otherwise stay as zombies)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def sweep(isolation: Sandbox, keep: frozenset[int] = frozenset()) -> int:
+    """Kill every process of the sandbox user but those in `keep` (a part's zygote and its init, between two workers
+    of the part) and delete its files and folders in the temporary folders and in every world-writable folder beneath
+    them (client.disk.writable_folders). Returns how many processes were killed. A no-op
+    without a dedicated user."""
+    if isolation.uid is None:
+        return 0
+    _reap()
+    killed = 0
+    for _ in range(20):  # a fork bomb may respawn between scans
+        pids = [pid for pid in processes_of(isolation.uid) if pid not in keep]
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+        time.sleep(0.05)
+        _reap()
+    # Every folder the user may have written in: the temporary folders and every world-writable folder beneath them
+    # that it could reach (/tmp/.X11-unix): a file left there would meet a later worker of the same user, as a name
+    # to read or as a file counted against its disk limit.
+    for tmp in (*writable_folders(isolation.uid, TEMP_DIRS), *queue_folders()):
+        try:
+            entries = list(os.scandir(tmp))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.stat(follow_symlinks=False).st_uid == isolation.uid:
+                    remove_tree(entry.path)  # however deep the user nested it (client.remove_tree)
+            except OSError:
+                pass
+    return killed
+
+
+def queue_folders() -> list[str]:
+    """Where a message-queue file system is mounted (Docker mounts one at /dev/mqueue): each POSIX message queue is a
+    file there, owned by its maker, which unlink removes. Without one the sweep cannot list queues; the worker's
+    seccomp filter refuses mq_open, and in an IPC namespace of its own its queues end with it."""
+    try:
+        with open("/proc/self/mounts") as mounts:
+            return [
+                fields[1] for fields in (line.split() for line in mounts) if len(fields) > 2 and fields[2] == "mqueue"
+            ]
+    except OSError:
+        return []
