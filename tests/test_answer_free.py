@@ -718,7 +718,7 @@ def test_an_answer_planted_in_a_public_check_earns_points_and_is_caught(handout_
     helper = next(f for f in reference.body if isinstance(f, ast.FunctionDef) and f.name == "ngram_counts")
     helper.name = "_count_grams"
     planted = dict(handout_files)
-    checks = "autograder/public/checks/bleu.py"
+    checks = "autograder/public/checks/bleu/calls.py"
     planted[checks] = planted[checks] + f"\n\n{ast.unparse(helper)}\n".encode()
     modules = handout_modules(planted)
     stub = planted["bleu.py"].decode()

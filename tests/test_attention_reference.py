@@ -126,7 +126,8 @@ def test_a_training_failure_names_a_step_that_disagrees_with_forward(tmp_path, m
     import solutions.attention
     import solutions.decoding
     import solutions.show_and_tell
-    from autograder.public.training import PUBLISHED, known_causes
+    from autograder.public.published_training import PUBLISHED
+    from autograder.public.training_verdicts import known_causes
     from autograder.worker import recipes
     from autograder.worker.recipes import attention as attention_recipes
     from tests.meta.variants import ROOT, all_variants

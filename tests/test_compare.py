@@ -8,7 +8,8 @@ import textwrap
 import pytest
 import torch
 
-from autograder.public.compare import CheckFailed, expect_tensor, index_of
+from autograder.public.compare import CheckFailed, Tolerance, expect_tensor, index_of
+from autograder.public.tolerances import EXACT
 
 
 def test_index_of_is_the_index_of_a_flat_position():
@@ -23,7 +24,7 @@ def test_the_worst_entry_is_named_by_its_index():
     actual = expected.clone()
     actual[1, 2, 0], actual[0, 1, 3] = 0.5, 0.1
     with pytest.raises(CheckFailed, match=r"2 of 24 entries outside .* largest error 0\.5 at \(1, 2, 0\)"):
-        expect_tensor("x", actual, expected, rtol=0, atol=1e-6)
+        expect_tensor("x", actual, expected, tolerance=Tolerance(0, 1e-6))
 
 
 def test_naming_the_worst_entry_does_not_import_sympy():
@@ -31,8 +32,9 @@ def test_naming_the_worst_entry_does_not_import_sympy():
     code = textwrap.dedent("""
         import sys, torch
         from autograder.public.compare import CheckFailed, expect_tensor
+        from autograder.public.tolerances import EXACT
         try:
-            expect_tensor("x", torch.ones(3, 4), torch.zeros(3, 4), rtol=0, atol=0)
+            expect_tensor("x", torch.ones(3, 4), torch.zeros(3, 4), tolerance=EXACT)
         except CheckFailed as exc:
             print("failed:", exc)
         print("sympy" in sys.modules)
@@ -55,9 +57,9 @@ def test_A69_a_result_of_another_dtype_is_compared_by_its_values(actual, expecte
     """check_dtype=False compares values: a bool or integer result was compared after casting what is expected to its
     dtype, so a constant all-True tensor matched any expected value with no zero (update_baseline earned 2 points)."""
     with pytest.raises(CheckFailed, match="entries"):
-        expect_tensor("x", actual, expected, rtol=1e-5, atol=1e-6, check_dtype=False)
+        expect_tensor("x", actual, expected, tolerance=Tolerance(1e-5, 1e-6), check_dtype=False)
 
 
 def test_a_result_of_another_dtype_with_the_right_values_passes():
-    expect_tensor("x", torch.tensor([1, 2]), torch.tensor([1.0, 2.0]), rtol=0, atol=0, check_dtype=False)
-    expect_tensor("x", torch.tensor([True, False]), torch.tensor([1, 0]), rtol=0, atol=0, check_dtype=False)
+    expect_tensor("x", torch.tensor([1, 2]), torch.tensor([1.0, 2.0]), tolerance=EXACT, check_dtype=False)
+    expect_tensor("x", torch.tensor([True, False]), torch.tensor([1, 0]), tolerance=EXACT, check_dtype=False)

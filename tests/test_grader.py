@@ -18,7 +18,7 @@ from autograder.grader.checks import all_checks
 from autograder.grader.engine import GradeOptions, grade
 from autograder.grader.results import gradescope_results
 from autograder.grader.sample import build as build_sample
-from autograder.public.runner import CheckResult, GradeReport
+from autograder.public.grade_report import CheckResult, GradeReport
 from shared.parts import MODULES
 
 pytestmark = pytest.mark.xdist_group("full-grade")  # one worker builds the shared fixture

@@ -74,13 +74,19 @@ def check_lines(out: str) -> dict[str, tuple[str, str]]:
 def test_the_handout_holds_what_students_need(built):
     folder, _ = built
     names = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    public_checks = ROOT / "autograder" / "public" / "checks"
     for module in MODULES:
+        checks = [  # the part's public checks: a module, or a package of modules
+            p.relative_to(ROOT).as_posix()
+            for p in (*public_checks.glob(f"{module}.py"), *public_checks.glob(f"{module}/*.py"))
+        ]
+        assert checks, f"{module}: no public checks in the kit"
         assert {
             f"{module}.py",
             f"{module}.ipynb",
             f"tests/{module}.py",
-            f"autograder/public/checks/{module}.py",
             f"autograder/worker/recipes/{module}.py",
+            *checks,
         } <= names
         assert (folder / f"{module}.py").read_text() == (ROOT / "assignments" / f"{module}.py").read_text()
     assert {
@@ -200,7 +206,7 @@ def secret_check_lines() -> dict[str, str]:
     holds (hidden checks call the helpers that public checks call: such a line is public already)."""
     public = set()
     for path in [
-        *(ROOT / "autograder" / "public" / "checks").glob("*.py"),
+        *(ROOT / "autograder" / "public" / "checks").rglob("*.py"),
         *(ROOT / "autograder" / "worker" / "recipes").glob("*.py"),
     ]:
         public |= {line.strip() for line in path.read_text(encoding="utf-8").splitlines()}
@@ -461,7 +467,7 @@ def test_check_train_trains_part_1_with_the_students_own_decoder(built, student_
     the student's own decoding.py."""
     import subprocess
 
-    from autograder.public.training import PUBLISHED
+    from autograder.public.published_training import PUBLISHED
     from shared.encoder import cache_dir
 
     folder = copy_of(built[0], tmp_path / "captioning")

@@ -313,8 +313,8 @@ def test_every_check_time_limit_is_a_named_limit_of_the_limits_object():
     """A check's limit is LIMITS.check (the default) or another field of autograder.public.limits.TimeLimits, so
     every time limit of grading is in one place."""
     root = Path(__file__).resolve().parents[1]
-    modules = [*(root / "autograder/public/checks").glob("*.py"), *(root / "autograder/grader/checks").glob("*.py")]
-    found = {path.name: literal_check_limits(path.read_text()) for path in modules}
+    modules = [*(root / "autograder/public/checks").rglob("*.py"), *(root / "autograder/grader/checks").rglob("*.py")]
+    found = {path.relative_to(root).as_posix(): literal_check_limits(path.read_text()) for path in modules}
     assert not any(found.values()), found
     assert literal_check_limits("@check(timeout=60)\ndef f(s, c): pass\n") == [1]
     assert literal_check_limits("@check(timeout=LIMITS.hidden_check)\ndef f(s, c): pass\n") == []

@@ -478,7 +478,7 @@ def test_the_public_checker_prints_what_a_sandboxed_grade_of_the_public_checks_p
     """`check` (the kit's and the handout's) forks every part's workers from one zygote without a sandbox; a grade
     runs each part in a sandboxed worker of its own. On the same module both print the same lines."""
     from autograder.__main__ import main as kit
-    from autograder.public.runner import table
+    from autograder.public.score_table import table
 
     assert kit(["check", str(ROOT / "assignments"), "--part", "bleu", "--part", "decoding"]) == 1  # checks fail
     kit_lines = capsys.readouterr().out.splitlines()

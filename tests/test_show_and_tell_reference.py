@@ -66,7 +66,7 @@ def test_a_training_failure_names_a_step_that_disagrees_with_forward_and_a_loss_
     step of forward only), and the training check's failure says so, and says when the loss did not fall."""
     import importlib.util
 
-    from autograder.public.training import known_causes
+    from autograder.public.training_verdicts import known_causes
     from autograder.worker.recipes.show_and_tell import step_agrees_with_forward
     from tests.meta.variants import ROOT, all_variants
 

@@ -137,15 +137,18 @@ def test_a_crossing_is_found(source, zone, crossing):
 
 
 def test_every_part_has_its_public_checks_in_the_public_zone_and_none_imports_a_reference():
-    """autograder/public/checks/<part>.py exists for every part; importing `solutions` there is an error (the
-    planted case above shows that it is found)."""
+    """autograder/public/checks/<part>.py, or the package autograder/public/checks/<part>/, exists for every part;
+    importing `solutions` there is an error (the planted case above shows that it is found)."""
     from shared.parts import MODULES
 
+    checks = ROOT / "autograder" / "public" / "checks"
     for part in MODULES:
-        path = ROOT / "autograder" / "public" / "checks" / f"{part}.py"
-        assert path.is_file(), f"{part}: no public checks module"
-        names = [name for _, name in imported_names(path.read_text(), path.relative_to(ROOT).as_posix())]
-        assert not [n for n in names if _within(n, "solutions")], f"{part}: a public check imports a reference"
+        module, package = checks / f"{part}.py", checks / part
+        paths = [module] if module.is_file() else sorted(package.rglob("*.py"))
+        assert paths and (module.is_file() or (package / "__init__.py").is_file()), f"{part}: no public checks module"
+        for path in paths:
+            names = [name for _, name in imported_names(path.read_text(), path.relative_to(ROOT).as_posix())]
+            assert not [n for n in names if _within(n, "solutions")], f"{part}: a public check imports a reference"
 
 
 def test_what_the_zones_may_import_is_allowed():
@@ -322,3 +325,19 @@ def test_every_place_that_packs_the_kit_reads_the_manifest():
     assert gradescope.source_files() == manifest.files("gradescope")
     package_data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
     assert sorted(package_data["autograder"]) == sorted(manifest.PACKAGE_DATA)
+
+
+def test_a_batch_fingerprint_covers_what_the_manifest_says_decides_a_grade(tmp_path, monkeypatch):
+    """Golden data decides a public check's expected values: a batch worker whose copy differs must refuse."""
+    from autograder.grader import batch_jobs
+
+    (tmp_path / "autograder/public/golden").mkdir(parents=True)
+    (tmp_path / "autograder/public/golden/bleu.pt").write_bytes(b"one")
+    monkeypatch.setattr(batch_jobs, "ROOT", tmp_path)
+    before = batch_jobs.kit_fingerprint()
+    (tmp_path / "autograder/public/golden/bleu.pt").write_bytes(b"two")
+    after = batch_jobs.kit_fingerprint()
+    assert after != before
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests/test_new.py").write_text("")  # the kit's tests decide no grade
+    assert batch_jobs.kit_fingerprint() == after

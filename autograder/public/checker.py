@@ -6,16 +6,18 @@
 Exit status: 0 when every check passed, 1 when one failed, 2 for a usage error.
 
 --train: instead, train each trained part as its training check does, on the public data (train): the recipe and
-the budget the grader uses (autograder/public/training.py), with the student's own modules of the other parts the
-run uses where the grader uses its reference versions, and a fixed time limit (LIMITS.training) where the grader
-times the reference. It prints the lines the kit's `python -m autograder check --train` prints.
+the budget the grader uses (autograder/public/training.py, published_training.py), with the student's own modules
+of the other parts the run uses where the grader uses its reference versions, and a fixed time limit
+(LIMITS.training) where the grader times the reference. It prints the lines the kit's `python -m autograder check
+--train` prints.
 
 What a student holds (a handout built from the public zone, autograder/public/, with the worker zone and shared/)
-is enough to run it: the public checks (autograder/public/checks/<part>.py), their points and numbers in
-autograder/public/rubric.json (generated from the grader's rubric by `python -m instructor notebooks`), and the
-golden data they read. Student code runs in a separate worker process with the grader's limits and deadlines
+is enough to run it: the public checks (autograder/public/checks/<part>: a module or a package), their points and
+numbers in autograder/public/rubric.json (generated from the grader's rubric by `python -m instructor notebooks`),
+and the golden data they read. Student code runs in a separate worker process with the grader's limits and deadlines
 (autograder/public/client/); nothing here holds a reference solution, a hidden check or hidden data. It prints
-the lines the kit's `python -m autograder check` prints: both score with autograder/public/runner.py.
+the lines the kit's `python -m autograder check` prints: both score with autograder/public/runner.py
+(and print with autograder/public/score_table.py).
 """
 
 from __future__ import annotations
@@ -29,17 +31,14 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from autograder.public import client
 from autograder.public.checks import Check, registered
+from autograder.public.grade_report import Entry, GradeReport
 from autograder.public.limits import LIMITS, part_deadline
 from autograder.public.progress import Progress, for_terminal
 from autograder.public.staging import StagingError
 from shared.parts import BY_MODULE, MODULES
-
-if TYPE_CHECKING:  # the runner imports torch: `check` starts the workers' zygote first, so the two imports overlap
-    from autograder.public.runner import Entry, GradeReport
 
 RUBRIC = Path(__file__).resolve().parent / "rubric.json"
 
@@ -61,8 +60,6 @@ def _rubric_document(path: Path = RUBRIC) -> dict:
 
 def load_rubric(path: Path = RUBRIC) -> dict[str, dict[str, Entry]]:
     """{part: {check name: Entry}} of the public checks, in each part's order; RubricError when unreadable."""
-    from autograder.public.runner import Entry
-
     try:
         return {
             part: {name: Entry(float(e["points"]), "public", int(e["number"])) for name, e in spec["checks"].items()}
@@ -87,7 +84,7 @@ def full_points(path: Path = RUBRIC) -> dict[str, float]:
 
 
 def public_checks_of(part: str) -> list[Check]:
-    """The public checks of `part` (autograder/public/checks/<part>.py), in definition order."""
+    """The public checks of `part` (autograder/public/checks/<part>, a module or a package), in definition order."""
     importlib.import_module(f"autograder.public.checks.{part}")
     return registered(part)
 
@@ -135,7 +132,8 @@ def _check_parts(
 ) -> GradeReport:
     import torch
 
-    from autograder.public.runner import GradeReport, run_part_checks
+    # The runner imports torch: `check` starts the workers' zygote first, so the two imports overlap.
+    from autograder.public.runner import run_part_checks
 
     rubric = load_rubric() if rubric is None else rubric
     checks_of = {
@@ -181,7 +179,7 @@ def _check_parts(
 
 def trained_parts(folder: Path, parts: tuple[str, ...] | None = None) -> tuple[str, ...]:
     """The trained parts (or those of `parts`) whose module is in `folder`, in order."""
-    from autograder.public.training import PUBLISHED
+    from autograder.public.published_training import PUBLISHED
 
     return tuple(p for p in PUBLISHED if (parts is None or p in parts) and (Path(folder) / f"{p}.py").is_file())
 
@@ -266,8 +264,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.folder.is_dir():
         parser.error(f"{args.folder}: not a folder")
     if args.train:
-        from autograder.public.training import PUBLISHED
-        from autograder.public.training import table as training_table
+        from autograder.public.published_training import PUBLISHED
+        from autograder.public.training_report import table as training_table
 
         parts = trained_parts(args.folder, tuple(args.part) if args.part else None)
         if not parts:
@@ -284,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         report = check(args.folder, tuple(args.part) if args.part else None, progress=for_terminal())
     except RubricError as exc:
         parser.error(str(exc))
-    from autograder.public.runner import table
+    from autograder.public.score_table import table
 
     print(table(report))
     return 0 if all(r.passed for r in report.results) else 1

@@ -36,10 +36,35 @@ def _where(case: str) -> str:
     return f" [{case}]" if case else ""
 
 
+@dataclass(frozen=True)
+class Tolerance:
+    """How close a value must be to what is expected, elementwise: |actual - expected| <= atol + rtol |expected|.
+    `float64`, if given, is the (tighter) tolerance that applies when the inputs and the result are all float64.
+    Every tolerance a check uses is one of the named ones of autograder.public.tolerances."""
+
+    rtol: float
+    atol: float
+    float64: Tolerance | None = None
+
+    def for_dtypes(self, inputs: torch.dtype, result: torch.dtype) -> Tolerance:
+        """The tolerance for `result` computed from `inputs`."""
+        both64 = inputs == torch.float64 and result == torch.float64
+        return self.float64 if both64 and self.float64 is not None else self
+
+    def accepts(self, actual: float, expected: float) -> bool:
+        """Whether the number `actual` is within this tolerance (its own rtol and atol) of the number `expected`."""
+        return abs(actual - expected) <= self.atol + self.rtol * abs(expected)
+
+    def allclose(self, actual: torch.Tensor, expected: torch.Tensor) -> bool:
+        """torch.allclose(actual, expected) within this tolerance (its own rtol and atol): every entry within it."""
+        return bool(torch.allclose(actual, expected, rtol=self.rtol, atol=self.atol))
+
+
 def expect_tensor(
-    name: str, actual, expected: torch.Tensor, *, rtol: float, atol: float, case: str = "", check_dtype: bool = True
+    name: str, actual, expected: torch.Tensor, *, tolerance: Tolerance, case: str = "", check_dtype: bool = True
 ) -> None:
-    """Assert that `actual` is a tensor like `expected`, within |a - e| <= atol + rtol * |e| everywhere."""
+    """Assert that `actual` is a tensor like `expected`, within `tolerance` (|a - e| <= atol + rtol * |e|) everywhere;
+    tolerances.EXACT asks for every entry exactly (an input left unchanged)."""
     if not isinstance(actual, torch.Tensor):
         raise CheckFailed(f"{name}: expected a tensor, got {type_name(actual)}{_where(case)}")
     if tuple(actual.shape) != tuple(expected.shape):
@@ -72,6 +97,7 @@ def expect_tensor(
     if special.any():
         idx = tuple(int(i) for i in special.nonzero()[0])
         raise CheckFailed(f"{name}: expected {e[idx].item()} at {idx}, got {a[idx].item()}{_where(case)}")
+    rtol, atol = tolerance.rtol, tolerance.atol
     err = torch.where(finite, (a - e).abs(), torch.zeros_like(a))
     allowed = atol + rtol * e.abs().where(finite, torch.zeros_like(e))
     over = err > allowed
@@ -83,21 +109,6 @@ def expect_tensor(
             f"largest error {err[idx].item():.3g} at {idx} (got {a[idx].item():.6g}, expected "
             f"{e[idx].item():.6g}){_where(case)}"
         )
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """How close a value must be to what is expected, elementwise: |actual - expected| <= atol + rtol |expected|.
-    `float64`, if given, is the (tighter) tolerance that applies when the inputs and the result are all float64."""
-
-    rtol: float
-    atol: float
-    float64: Tolerance | None = None
-
-    def for_dtypes(self, inputs: torch.dtype, result: torch.dtype) -> Tolerance:
-        """The tolerance for `result` computed from `inputs`."""
-        both64 = inputs == torch.float64 and result == torch.float64
-        return self.float64 if both64 and self.float64 is not None else self
 
 
 def expect_shaped(name: str, actual, shape: tuple, case: str = "") -> torch.Tensor:
@@ -138,7 +149,7 @@ def expect_close(
     else:
         expect(actual.is_floating_point(), f"{name}: expected a floating-point tensor, got dtype {actual.dtype}", case)
     tol = tolerance.for_dtypes(inputs, actual.dtype)
-    expect_tensor(name, actual, expected, rtol=tol.rtol, atol=tol.atol, case=case, check_dtype=False)
+    expect_tensor(name, actual, expected, tolerance=tol, case=case, check_dtype=False)
 
 
 def expect(condition: bool, message: str, case: str = "", safe: str = "") -> None:

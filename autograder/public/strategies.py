@@ -1,12 +1,20 @@
 """Hypothesis strategies of every part, and the one way a check runs a property. Sizes are bounded so a property
 test stays fast; floats are bounded so tolerances mean something.
 
-Where a strategy lives: a composite one (a @st.composite, or a strategy of structured cases such as `toy_cases`) and
-any that more than one check draws from live here, named for what they draw. A primitive range of one check (an
-`st.integers`, `st.sampled_from`, `st.booleans` or `st.just`, alone or in an `st.tuples` / `st.one_of` of such, and
-`st.data()` draws inside the property) may stay inline in that check's @given, next to what it means. Moving one
-here later is no mere tidying: a derandomised property's cases are derived from its source text, decorators
-included, so every case that check has ever drawn would change.
+Where a strategy lives: every strategy a check draws from is a module-level name here, named for what it draws and
+under its part's heading, or, when only hidden checks draw from it, in autograder/grader/strategies.py (their ranges
+stay with the staff). A check's @given names them, or calls a composite of this module with its arguments; no check
+module builds a strategy of its own (tests/test_check_modules.py), but for `st.data()` and what a property draws
+from it inside its body.
+
+What changes a property's cases: hypothesis derives a derandomised property's cases from a digest of its source text
+as inspect.getsource gives it, comments and blank lines left out. It leaves the decorators out only of source that
+parses on its own, which a property defined inside its check (every property of the kit, indented) is not: the
+digest covers the property from its first decorator line to its last. So editing the body, or the decorators (a
+strategy on the @given line replaced by its name here, even with the same expression; the case count's name; an
+@example), changes every case that property draws; a comment, a blank line, anything outside the property (the rest
+of its check, a helper it calls, a strategy's definition here as long as it draws the same) and moving the property
+verbatim, at the same indentation, into another module do not.
 
 A property check:
 
@@ -157,12 +165,20 @@ model_cases = st.tuples(
     st.integers(1, 6),
     st.integers(1, 4),
 )
+# (seed, N, T, V, logit scale, dtype name) of the public caption_loss checks: small batches and vocabularies.
+small_loss_cases = loss_cases(4, 6, st.integers(4, 8))
+# How many all-PAD columns a padding check appends to the captions (and steps to what it scores).
+extra_pad_columns = st.integers(1, 3)
+# Whether a step is given an image term (in step's state: N(0, 1) values, else zeros; relu_rnn_step: else None).
+image_term_flags = st.booleans()
 
 
 # -- Part 2 (decoding) ----------------------------------------------------------------------------
 
 # (seed, contexts in the batch, steps, vocabulary, END bias): toy models small enough to enumerate every sequence.
 toy_cases = st.tuples(seeds, st.integers(1, 4), st.integers(1, 3), st.integers(4, 6), st.sampled_from([-1.0, 0.0, 1.5]))
+# k of a beam search that need not be exact: its scores and their order are checked, not which captions it keeps.
+beam_widths = st.integers(1, 6)
 
 
 # -- Part 5 (reinforce) ---------------------------------------------------------------------------
@@ -172,6 +188,14 @@ weight_cases = st.tuples(seeds, st.integers(1, 5), st.integers(1, 8), st.sampled
 # Shapes of the per-step tensors of reinforce_loss: (T,) or (N, T).
 loss_shapes = st.one_of(st.tuples(st.integers(1, 6)), st.tuples(st.integers(1, 5), st.integers(1, 5)))
 wide_loss_shapes = st.one_of(st.tuples(st.integers(1, 16)), st.tuples(st.integers(1, 16), st.integers(1, 10)))
+# How reinforce_loss is given its baseline: in the formula's check, and in the check that rewards and baseline are
+# constants (tensors that must get no gradient, a per-step one broadcast).
+formula_baselines = st.sampled_from(["default", "zero", "float"])
+constant_baselines = st.sampled_from(["0-d tensor", "per step", "full", "float"])
+# Whether reinforce_loss is given a 0/1 mask (at least one 1) or None.
+mask_flags = st.booleans()
+# S: how many samples optimal_baseline averages over.
+baseline_sample_counts = st.integers(1, 40)
 
 
 # -- Part 6 (lstm_a) ------------------------------------------------------------------------------
@@ -179,6 +203,11 @@ wide_loss_shapes = st.one_of(st.tuples(st.integers(1, 16)), st.tuples(st.integer
 LSTM_A_VARIANTS = ("LSTM", "A1", "A2", "A3", "A4", "A5")
 # Names schedule() must reject with ValueError: near misses of the six valid ones.
 lstm_a_unknown_variants = st.sampled_from(["A6", "A0", "lstm", "a1", "", "A 1", "LSTM-A", "A4 "])
+# N and E of schedule's two inputs (image_input, attr_input): in the table's check, and in the gradients' check.
+schedule_batch_sizes = st.integers(1, 4)
+schedule_widths = st.integers(1, 6)
+gradient_batch_sizes = st.integers(1, 3)
+gradient_widths = st.integers(1, 5)
 
 
 @st.composite
@@ -242,6 +271,8 @@ factored_cases = st.tuples(seeds, st.integers(1, 4), st.integers(1, 6), st.integ
 # A mix lam for S = (1 - lam) S_factual + lam S_romantic: the ends 0 and 1 (a mix of 0 is not "no mix") and any
 # value in between.
 style_mixes = st.one_of(st.sampled_from([0.0, 1.0]), st.floats(0.0, 1.0, allow_nan=False, width=32))
+# T: how many steps a factored cell runs, from one state.
+cell_steps = st.integers(1, 3)
 
 
 # -- Part 3 (bleu) --------------------------------------------------------------------------------
@@ -251,6 +282,11 @@ BLEU_WORDS = ("a", "red", "blue", "circle", "square", "above", "left", "of")
 # What str.split() treats as one separator; the lead and tail of a caption may be whitespace too.
 bleu_separators = st.sampled_from([" ", "  ", "\t", "\n", " \t "])
 bleu_margins = st.sampled_from(["", " ", "  ", "\t", "\n "])
+# The grader's round of the checks with fixed public cases: n of ngram_counts, n of clipped_counts, and max_n of
+# corpus_bleu (None: its default, 4).
+ngram_orders = st.integers(1, 4)
+clipped_orders = st.integers(1, 3)
+optional_max_orders = st.one_of(st.none(), st.integers(1, 4))
 
 
 def bleu_words(vocab: int = 4, min_size: int = 0, max_size: int = 9):
@@ -383,6 +419,9 @@ toy_caption_cases = st.tuples(
 retrieval_cases = st.tuples(
     seeds, st.integers(1, 5), st.integers(1, 5), st.integers(2, 5), st.integers(4, 7), st.integers(1, 12)
 )
+# H and E of the given ShowTellLSTM whose captions caption_log_probs scores beside the toy captioner's.
+lstm_hidden_sizes = st.integers(1, 4)
+lstm_embedding_sizes = st.integers(1, 6)
 # (seed, N, distinct values (2 or 3: many ties; 0: continuous scores), k before clamping to N) of recall_at_k.
 ranking_cases = st.tuples(seeds, st.integers(1, 6), st.sampled_from([2, 3, 0]), st.integers(1, 6))
 # (seed, N scenes, dtype name, the shape of one scene's features) of the image controls.

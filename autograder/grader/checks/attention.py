@@ -1,23 +1,20 @@
 """Part 4 hidden checks: more attention cases (uniform weights, permuted locations, the model's sizes in float32),
 coordinates on larger grids, attention_step, forward's gradients against the reference, and the full-size captioner.
-(The public checks and the helpers both use: autograder/public/checks/attention.py.)"""
+(The public checks and the helpers both use: autograder/public/checks/attention/.)"""
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 from hypothesis import example, given
-from hypothesis import strategies as st
 
+from autograder.grader.strategies import float_dtypes, larger_grids, uniform_weight_causes
 from autograder.public.checks import check
 from autograder.public.checks.attention import (
-    CLOSE,
     GRID,
-    LOOSE_GRAD,
     PROBE_ATTENTION,
     PROBE_CAPTIONER,
     PROBE_COORDS,
-    TIGHT_GRAD,
     _attend,
     _attention_inputs,
     _captioner_inputs,
@@ -33,6 +30,7 @@ from autograder.public.checks.attention import (
 )
 from autograder.public.compare import expect, expect_close, expect_shaped, expect_tensor, expect_tuple, type_name
 from autograder.public.strategies import PROPERTY, attention_cases, captioner_sizes, coords_cases, seeds, tensor
+from autograder.public.tolerances import ATTENTION, ATTENTION_GRAD, ATTENTION_GRAD_FLOAT64, EXACT
 from solutions import attention as reference
 
 
@@ -41,7 +39,7 @@ def uniform_weights_give_the_mean_of_the_values(student, ctx):
     """With equal keys or a zero query, attend's weights are uniform and the context is the mean of the values."""
 
     @PROPERTY
-    @given(attention_cases, st.sampled_from(["equal keys", "zero query"]))
+    @given(attention_cases, uniform_weight_causes)
     @example(PROBE_ATTENTION, "equal keys")
     def prop(case, how):
         q, k, v, describe = _attention_inputs(case)
@@ -53,8 +51,8 @@ def uniform_weights_give_the_mean_of_the_values(student, ctx):
         describe += f", {how}"
         context, weights = _attend(student, q, k, v, describe)
         uniform = torch.full((n, L), 1.0 / L, dtype=torch.float64)
-        expect_close("weights", weights, uniform, CLOSE, inputs=torch.float64, case=describe, same_dtype=True)
-        expect_close("context", context, v.mean(1), CLOSE, inputs=torch.float64, case=describe, same_dtype=True)
+        expect_close("weights", weights, uniform, ATTENTION, inputs=torch.float64, case=describe, same_dtype=True)
+        expect_close("context", context, v.mean(1), ATTENTION, inputs=torch.float64, case=describe, same_dtype=True)
 
     prop()
     expect_weights_depend_on_the_query(student, "uniform weights under equal keys or a zero query")
@@ -78,7 +76,7 @@ def attend_is_invariant_to_permuting_locations(student, ctx):
             "context of the permuted locations",
             context_p,
             context.double(),
-            CLOSE,
+            ATTENTION,
             inputs=context.dtype,
             case=describe,
             same_dtype=True,
@@ -87,7 +85,7 @@ def attend_is_invariant_to_permuting_locations(student, ctx):
             "weights of the permuted locations",
             weights_p,
             weights.double()[:, perm],
-            CLOSE,
+            ATTENTION,
             inputs=weights.dtype,
             case=describe,
             same_dtype=True,
@@ -114,13 +112,13 @@ def attend_matches_sdpa_at_model_size_in_float32(student, ctx):
             "context",
             context,
             _sdpa_context(q64, k64, v64),
-            CLOSE,
+            ATTENTION,
             inputs=torch.float32,
             case=describe,
             same_dtype=True,
         )
         expect_close(
-            "weights", weights, _sdpa_weights(q64, k64), CLOSE, inputs=torch.float32, case=describe, same_dtype=True
+            "weights", weights, _sdpa_weights(q64, k64), ATTENTION, inputs=torch.float32, case=describe, same_dtype=True
         )
 
 
@@ -129,7 +127,7 @@ def with_coords_keeps_dtype_and_features_on_larger_grids(student, ctx):
     """with_coords keeps the features' dtype (float64 too) and values, for grids up to 16."""
 
     @PROPERTY
-    @given(coords_cases, st.integers(1, 16), st.sampled_from([torch.float64, torch.float32]))
+    @given(coords_cases, larger_grids, float_dtypes)
     @example(PROBE_COORDS, 3, torch.float64)
     def prop(case, grid, dtype):
         seed, n, _, D = case
@@ -164,7 +162,7 @@ def attention_step_attends_from_the_previous_hidden_state(student, ctx):
             "attention_step weights",
             weights,
             expected_weights,
-            CLOSE,
+            ATTENTION,
             inputs=torch.float64,
             case=describe,
             same_dtype=True,
@@ -174,13 +172,13 @@ def attention_step_attends_from_the_previous_hidden_state(student, ctx):
             "attention_step context",
             context,
             expected_context,
-            CLOSE,
+            ATTENTION,
             inputs=torch.float64,
             case=describe,
             same_dtype=True,
         )
         for name, before, after in zip(("h", "c", "features", "keys"), state, state_after):
-            expect_tensor(f"state {name} after attention_step", after, before, rtol=0, atol=0, case=describe)
+            expect_tensor(f"state {name} after attention_step", after, before, tolerance=EXACT, case=describe)
 
     prop()
 
@@ -220,7 +218,7 @@ def forward_gradients_match_the_reference(student, ctx):
             describe,
         )
         grads = out["gradients"]
-        tol = TIGHT_GRAD if out.get("dtype", "torch.float64") == "torch.float64" else LOOSE_GRAD
+        tol = ATTENTION_GRAD_FLOAT64 if out.get("dtype", "torch.float64") == "torch.float64" else ATTENTION_GRAD
         for name, p in model.named_parameters():
             expect(name in grads, f"the model has no parameter {name}", describe)
             expect(
@@ -230,7 +228,7 @@ def forward_gradients_match_the_reference(student, ctx):
                 describe,
             )
             got = grads[name] if grads[name] is not None else torch.zeros_like(p.grad)
-            expect_tensor(f"gradient of {name}", got, p.grad, case=describe, check_dtype=False, **tol)
+            expect_tensor(f"gradient of {name}", got, p.grad, tolerance=tol, case=describe, check_dtype=False)
 
     prop()
 

@@ -1,7 +1,7 @@
 """Part 3 hidden checks: BLEU from scratch on more and longer cases, against the reference (solutions/bleu.py) and
 nltk and pycocoevalcap where their conventions coincide with the spec's (docs/bleu.md). Every corpus here has c > 0
 and every p_n > 0: the zero conventions are tested by one public check only. (The public checks and the helpers both
-use: autograder/public/checks/bleu.py.)"""
+use: autograder/public/checks/bleu/.)"""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import random
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from autograder.grader.strategies import longer_ngram_orders, max_orders, optional_higher_max_orders
+from autograder.grader.tolerances import BLEU_COCO, BLEU_NLTK
 from autograder.public.checks import bleu as public
 from autograder.public.checks import check
 from autograder.public.checks.bleu import (
-    ATOL,
-    RTOL,
     _call,
     _clipped_counts,
     _corpus_bleu,
@@ -37,11 +37,10 @@ from autograder.public.strategies import (
     bleu_sentence,
     bleu_separators,
 )
+from autograder.public.tolerances import BLEU
 from shared.vocab import COLOR_WORDS, SHAPE_WORDS
 from solutions import bleu as reference
 
-NLTK_RTOL, NLTK_ATOL = 1e-9, 1e-12  # nltk counts exactly too (docs/bleu.md measured 2e-16)
-COCO_RTOL, COCO_ATOL = 1e-7, 1e-9  # pycocoevalcap adds 1e-15 / 1e-9 to counts and lengths (docs/bleu.md: 2e-9)
 # The case count of these properties (PROPERTY). Hypothesis derives a derandomised property's cases from its source
 # text, decorators included: under another name here, every case these checks have always drawn would change.
 HIDDEN = PROPERTY
@@ -77,7 +76,7 @@ def ngram_and_clipped_counts_on_random_captions(student, ctx):
     """ngram_counts and clipped_counts match their definitions on longer random captions."""
 
     @MORE
-    @given(bleu_sentence(vocab=4, max_refs=4, max_words=12), st.integers(1, 5))
+    @given(bleu_sentence(vocab=4, max_refs=4, max_words=12), longer_ngram_orders)
     def prop(sentence, n):
         hyp, refs = sentence
         _check_ngram_counts(student, hyp, n)
@@ -91,14 +90,14 @@ def corpus_bleu_matches_the_definition(student, ctx):
     """corpus_bleu equals the reference on random corpora (clipped corpus sums, closest r, BLEU-1..max_n)."""
 
     @MORE
-    @given(bleu_corpus(max_sentences=8), st.one_of(st.none(), st.integers(1, 6)))
+    @given(bleu_corpus(max_sentences=8), optional_higher_max_orders)
     def prop(corpus, max_n):
         hyps, refs = corpus
         # the zero conventions (some p_n = 0, or c = 0) are bleu_is_zero_when_a_precision_is_zero_or_c_is_zero's
         assume(not has_length_tie(hyps, refs) and not decided_by_a_convention(hyps, refs, max_n))
         expected = reference.corpus_bleu(hyps, refs) if max_n is None else reference.corpus_bleu(hyps, refs, max_n)
         case = _describe(hyps, refs, max_n)
-        _expect_scores("corpus_bleu", _corpus_bleu(student, hyps, refs, max_n, case), expected, RTOL, ATOL, case)
+        _expect_scores("corpus_bleu", _corpus_bleu(student, hyps, refs, max_n, case), expected, BLEU, case)
 
     prop()
 
@@ -109,7 +108,7 @@ def corpus_bleu_is_invariant_to_corpus_order(student, ctx):
     corpora = bleu_reorderable_corpus()
 
     @HIDDEN
-    @given(corpora, st.integers(1, 4), st.data())
+    @given(corpora, max_orders, st.data())
     def prop(corpus, max_n, data):
         hyps, refs = corpus
         assume(not has_length_tie(hyps, refs) and not decided_by_a_convention(hyps, refs, max_n))
@@ -123,8 +122,7 @@ def corpus_bleu_is_invariant_to_corpus_order(student, ctx):
             "corpus_bleu of the reordered corpus",
             again,
             first,
-            RTOL,
-            ATOL,
+            BLEU,
             f"{case}; reordered: {_describe(hyps2, refs2)}",
         )
 
@@ -151,15 +149,11 @@ def corpus_bleu_agrees_with_nltk_and_pycocoevalcap(student, ctx):
         got = _corpus_bleu(student, hyps, refs, 4, case)
         weights = [(1.0 / n,) * n for n in range(1, 5)]
         nltk = nltk_corpus_bleu([[r.split() for r in rs] for rs in refs], [h.split() for h in hyps], weights=weights)
-        _expect_scores(
-            "corpus_bleu against nltk's corpus_bleu", got, [float(x) for x in nltk], NLTK_RTOL, NLTK_ATOL, case
-        )
+        _expect_scores("corpus_bleu against nltk's corpus_bleu", got, [float(x) for x in nltk], BLEU_NLTK, case)
         coco, _ = Bleu(4).compute_score(
             {i: list(rs) for i, rs in enumerate(refs)}, {i: [h] for i, h in enumerate(hyps)}, verbose=0
         )
-        _expect_scores(
-            "corpus_bleu against pycocoevalcap's Bleu", got, [float(x) for x in coco], COCO_RTOL, COCO_ATOL, case
-        )
+        _expect_scores("corpus_bleu against pycocoevalcap's Bleu", got, [float(x) for x in coco], BLEU_COCO, case)
 
     prop()
 
@@ -169,7 +163,7 @@ def captions_are_split_on_any_whitespace(student, ctx):
     """corpus_bleu splits captions with str.split(): runs of spaces, tabs, newlines and margins are one separator."""
 
     @HIDDEN
-    @given(bleu_corpus(max_sentences=4), st.integers(1, 4), st.data())
+    @given(bleu_corpus(max_sentences=4), max_orders, st.data())
     def prop(corpus, max_n, data):
         hyps, refs = corpus
         assume(not decided_by_a_convention(hyps, refs, max_n))
@@ -188,8 +182,7 @@ def captions_are_split_on_any_whitespace(student, ctx):
             "corpus_bleu of the respaced corpus",
             _corpus_bleu(student, hyps2, refs2, max_n, case2),
             plain,
-            RTOL,
-            ATOL,
+            BLEU,
             case2,
         )
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import torch
 from hypothesis import given
-from hypothesis import strategies as st
 
+from autograder.grader.strategies import batched_beam_widths
+from autograder.grader.tolerances import BATCHED_BEAMS
 from autograder.public.checks import check
 from autograder.public.checks.decoding import (
     _beam,
@@ -18,6 +19,7 @@ from autograder.public.checks.decoding import (
 )
 from autograder.public.compare import expect_tensor, expect_tuple
 from autograder.public.strategies import FEW, toy_cases
+from autograder.public.tolerances import EXACT, TOP_SCORES
 from autograder.worker.toys import ranked_sequences, toy_table
 
 
@@ -40,8 +42,7 @@ def wide_beam_is_exhaustive_search(student, ctx):
                 f"beam_search scores (batch item {n}, k={k})",
                 scores.double(),
                 expected,
-                rtol=1e-6,
-                atol=1e-6,
+                tolerance=TOP_SCORES,
                 case=describe,
             )
 
@@ -53,7 +54,7 @@ def beam_batch_items_are_independent(student, ctx):
     """Beam search on a batch gives each item the same beams as searching it alone."""
 
     @FEW
-    @given(toy_cases, st.integers(2, 4))
+    @given(toy_cases, batched_beam_widths)
     def prop(case, k):
         table, contexts, steps, describe = _toy(case)
         describe += f", k={k}"
@@ -64,8 +65,7 @@ def beam_batch_items_are_independent(student, ctx):
                 f"scores of batch item {n} (batched vs alone)",
                 scores[n : n + 1].double(),
                 alone_scores.double(),
-                rtol=1e-9,
-                atol=1e-9,
+                tolerance=BATCHED_BEAMS,
                 case=describe,
             )
 
@@ -81,7 +81,7 @@ def decoders_leave_their_inputs_unchanged(student, ctx):
         "result", student.call("decoding.inputs_unchanged", table=table, contexts=torch.arange(2), k=2, max_len=3), 2
     )
     for i, (b, a) in enumerate(zip(before, after)):
-        expect_tensor(f"state[{i}] after decoding", a, b, rtol=0, atol=0)
+        expect_tensor(f"state[{i}] after decoding", a, b, tolerance=EXACT)
     # A state left alone by decoders that compute nothing means nothing: each decoder must follow the model.
     expect_greedy_starts_with_the_argmax(student, "inputs left unchanged")
     expect_beam_scores_its_tokens(student, "inputs left unchanged")

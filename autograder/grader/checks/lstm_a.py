@@ -6,10 +6,12 @@ from __future__ import annotations
 import torch
 from hypothesis import example, given
 
+from autograder.grader.tolerances import LSTM_A_FLOAT32
 from autograder.public.checks import check
-from autograder.public.checks.lstm_a import ATOL, FIRST, RTOL, _describe, _inputs, _model_call, _weights
+from autograder.public.checks.lstm_a import FIRST, _describe, _inputs, _model_call, _weights
 from autograder.public.compare import expect_tensor
 from autograder.public.strategies import LSTM_A_VARIANTS, PROPERTY, lstm_a_sizes
+from autograder.public.tolerances import LSTM_A
 from shared.encoder import D_ANN, L_GRID
 from shared.scenes import N_ATTRIBUTES
 from shared.vocab import T_MAX, VOCAB_SIZE
@@ -39,7 +41,7 @@ def forward_matches_the_reference(student, ctx):
         for variant in LSTM_A_VARIANTS:
             got = _model_call(student, "lstm_a.forward_case", variant, sizes, weights, features, attributes, captions)
             want = _reference_logits(variant, sizes, weights, features, attributes, captions)
-            expect_tensor("forward logits (N, T-1, V)", got, want, rtol=RTOL, atol=ATOL, case=_describe(sizes, variant))
+            expect_tensor("forward logits (N, T-1, V)", got, want, tolerance=LSTM_A, case=_describe(sizes, variant))
 
     prop()
     # The lecture's sizes and dtype: float32 weights (the reference's own initialisation, open gate biases),
@@ -65,7 +67,6 @@ def forward_matches_the_reference(student, ctx):
             "forward logits (N, T-1, V), float32 at the lecture's sizes",
             got,
             want.float(),
-            rtol=1e-5,
-            atol=1e-5,
+            tolerance=LSTM_A_FLOAT32,
             case=_describe(sizes, variant),
         )

@@ -1,13 +1,24 @@
 """Part 5 hidden checks: the sampler on every row, the baseline's effect on
 the estimator's mean and variance, per-step baselines without a gradient, and inputs left alone. (The public
-checks and the helpers both use: autograder/public/checks/reinforce.py.)"""
+checks and the helpers both use: autograder/public/checks/reinforce/.)"""
 
 from __future__ import annotations
 
 import torch
 from hypothesis import example, given
-from hypothesis import strategies as st
 
+from autograder.grader.strategies import (
+    estimator_baselines,
+    estimator_locations,
+    reward_offsets,
+    sampler_distribution_counts,
+    sampler_locations,
+    sampler_logit_scales,
+    update_baselines,
+    update_batch_sizes,
+    update_momenta,
+    update_steps,
+)
 from autograder.public.checks import check
 from autograder.public.checks.reinforce import (
     N_ESTIMATE,
@@ -23,6 +34,7 @@ from autograder.public.checks.reinforce import (
 from autograder.public.compare import expect, expect_tensor, expect_tuple, type_name
 from autograder.public.strategies import FEW, PROPERTY, seeds
 from autograder.public.strategies import tensor as normal
+from autograder.public.tolerances import EXACT
 
 
 @check()
@@ -30,7 +42,7 @@ def sample_location_follows_every_row(student, ctx):
     """sample_location follows each row's distribution for random weights, zeros and near-one-hot rows included."""
 
     @FEW
-    @given(seeds, st.integers(2, 4), st.integers(2, 12), st.sampled_from([0.3, 1.0, 3.0]))
+    @given(seeds, sampler_distribution_counts, sampler_locations, sampler_logit_scales)
     @example(1, 2, 3, 1.0)
     def prop(seed, R, L, scale):
         dists = _distributions(seed, R, L, scale, zeros=True)
@@ -46,7 +58,7 @@ def reinforce_baseline_keeps_the_mean_and_cuts_the_variance(student, ctx):
     """On random problems the estimate is unbiased with and without a baseline, and the baseline cuts the variance."""
 
     @FEW
-    @given(seeds, st.integers(2, 8), st.sampled_from([-8.0, 6.0]), st.sampled_from(["float", "0-d tensor", "optimal"]))
+    @given(seeds, estimator_locations, reward_offsets, estimator_baselines)
     @example(1, 3, -8.0, "float")
     def prop(seed, L, offset, kind):
         theta = normal(seed, L, dtype=torch.float32)
@@ -80,13 +92,7 @@ def update_baseline_gives_detached_per_step_means(student, ctx):
     """update_baseline follows the moving-average formula per step and returns a tensor with no gradient."""
 
     @PROPERTY
-    @given(
-        seeds,
-        st.integers(1, 8),
-        st.one_of(st.none(), st.integers(1, 6)),
-        st.sampled_from(["none", "float", "tensor"]),
-        st.sampled_from([None, 0.0, 0.5, 0.9, 1.0]),
-    )
+    @given(seeds, update_batch_sizes, update_steps, update_baselines, update_momenta)
     @example(1, 2, 3, "tensor", 0.9)
     def prop(seed, N, T, kind, momentum):
         shape = (N,) if T is None else (N, T)
@@ -137,7 +143,7 @@ def functions_leave_their_inputs_unchanged(student, ctx):
     expect(isinstance(out, dict), f"inputs_unchanged: unexpected result {type_name(out)}")
     for fn, tensors in sent.items():
         for name, before in tensors.items():
-            expect_tensor(f"{fn}: input {name} after the call", out[fn][name], before, rtol=0, atol=0, case=calls[fn])
+            expect_tensor(f"{fn}: input {name} after the call", out[fn][name], before, tolerance=EXACT, case=calls[fn])
     # Inputs left alone by functions that compute nothing mean nothing: each must depend on what it is given.
     _expect_functions_depend_on_their_inputs(student, log_probs, rewards, baseline, mask, norms)
 

@@ -1,14 +1,15 @@
 """Part 1 hidden checks: the ReLU step and the loss on larger inputs, the image entering exactly once, inputs
 left alone, and the retrieval functions on full-size inputs. (The public checks and the helpers both use:
-autograder/public/checks/show_and_tell.py.)"""
+autograder/public/checks/show_and_tell/.)"""
 
 from __future__ import annotations
 
 import torch
 from hypothesis import given
-from hypothesis import strategies as st
 from torch import nn
 
+from autograder.grader.strategies import full_size_loss_cases, full_size_retrieval_cases, larger_ranking_cases
+from autograder.grader.tolerances import IMAGE_IGNORED
 from autograder.public.checks import check
 from autograder.public.checks import show_and_tell as public
 from autograder.public.checks.show_and_tell import (
@@ -24,8 +25,8 @@ from autograder.public.checks.show_and_tell import (
     ranking_scores,
 )
 from autograder.public.compare import expect, expect_float_tensor, expect_tensor, type_name
-from autograder.public.strategies import FEW, PROPERTY, examples, loss_cases, model_cases, seeds, step_cases
-from shared.vocab import T_MAX, VOCAB_SIZE
+from autograder.public.strategies import FEW, PROPERTY, examples, image_term_flags, model_cases, step_cases
+from autograder.public.tolerances import EXACT
 from solutions import show_and_tell as reference
 
 
@@ -43,7 +44,7 @@ def relu_rnn_step_matches_rnn_cell_on_larger_inputs(student, ctx):
     """relu_rnn_step equals nn.RNNCell on larger batches and widths, with and without an image term."""
 
     @PROPERTY
-    @given(step_cases(32, 48), st.booleans())
+    @given(step_cases(32, 48), image_term_flags)
     def prop(case, with_image):
         _relu_step_property(student, case, with_image)
 
@@ -55,7 +56,7 @@ def caption_loss_on_full_size_batches(student, ctx):
     """caption_loss and its gradient are right on batches of the real vocabulary and caption length."""
 
     @PROPERTY
-    @given(loss_cases(16, T_MAX, st.just(VOCAB_SIZE)))
+    @given(full_size_loss_cases)
     def prop(case):
         _loss_value_and_gradient_property(student, case)
 
@@ -82,8 +83,7 @@ def the_image_enters_exactly_once(student, ctx):
             "forward(other features, captions) with W_ih = 0 (the features must not matter)",
             second,
             first,
-            rtol=1e-6,
-            atol=1e-6,
+            tolerance=IMAGE_IGNORED,
             case=describe,
             check_dtype=False,
         )
@@ -101,8 +101,7 @@ def the_image_enters_exactly_once(student, ctx):
             "must not enter again)",
             second[:, 1:],
             first[:, 1:],
-            rtol=1e-6,
-            atol=1e-6,
+            tolerance=IMAGE_IGNORED,
             case=describe,
             check_dtype=False,
         )
@@ -170,7 +169,7 @@ def part_one_functions_leave_their_inputs_unchanged(student, ctx):
     for fn, (tensors, describe) in sent.items():
         for name, before in tensors.items():
             label = f"parameter {name}" if fn == "parameters" else f"{fn}: input {name} after the call"
-            expect_tensor(label, out[fn].get(name), before, rtol=0, atol=0, case=describe)
+            expect_tensor(label, out[fn].get(name), before, tolerance=EXACT, case=describe)
     # Inputs left alone by functions that compute nothing mean nothing: each must depend on what it is given.
     _expect_relu_step_depends_on_x(student, step_inputs, step_describe)
     public.expect_loss_depends_on_the_scored_logits(student)
@@ -216,12 +215,7 @@ def retrieval_on_full_size_inputs(student, ctx):
     """retrieval_scores at full size and recall_at_k on larger tied matrices are right and leave their inputs alone."""
 
     @examples(5)
-    @given(
-        st.tuples(
-            seeds, st.integers(8, 24), st.integers(8, 24), st.just(T_MAX), st.just(VOCAB_SIZE), st.integers(1, 200)
-        ),
-        st.tuples(seeds, st.integers(10, 40), st.sampled_from([2, 3, 0]), st.integers(1, 40)),
-    )
+    @given(full_size_retrieval_cases, larger_ranking_cases)
     def prop(retrieval_case, ranking_case):
         _retrieval_property(student, retrieval_case, locs=4, d=3)
         seed, n, distinct, k = ranking_case

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import torch
 from hypothesis import example, given
-from hypothesis import strategies as st
 from torch import nn
 
+from autograder.grader.strategies import batched_cell_sizes, cell_input_scales, cell_sizes, more_cell_steps
+from autograder.grader.tolerances import STYLED_SGD_STEP
 from autograder.public.checks import check
 from autograder.public.checks.stylenet import (
-    ATOL,
     FIRST_CASE,
     LECTURE,
     ROW_PARAMS,
-    RTOL,
     SMALL,
     _cell_weights,
     _check_forward,
@@ -28,6 +27,7 @@ from autograder.public.checks.stylenet import (
 from autograder.public.compare import expect, expect_tensor, type_name
 from autograder.public.limits import LIMITS
 from autograder.public.strategies import FEW, PROPERTY, factored_cases, seeds, style_mixes
+from autograder.public.tolerances import FACTORED_CELL
 from shared.encoder import D_ANN, L_GRID
 from shared.vocab import VOCAB_SIZE
 from solutions import stylenet as reference
@@ -55,7 +55,7 @@ def input_weight_is_u_s_v_hidden(student, ctx):
     """input_weight is U S V for every style and mix, on more and larger cells."""
 
     @PROPERTY
-    @given(seeds, st.sampled_from([(1, 1, 1), (7, 3, 2), (20, 9, 6), LECTURE]), style_mixes)
+    @given(seeds, cell_sizes, style_mixes)
     @example(5, LECTURE, 0.5)
     def prop(seed, sizes, lam):
         _check_input_weights(student, seed, *sizes, lam)
@@ -68,13 +68,7 @@ def forward_matches_lstm_cell_hidden(student, ctx):
     """forward equals nn.LSTMCell for every style and mix over several steps, on more and larger cells and inputs."""
 
     @PROPERTY
-    @given(
-        seeds,
-        st.sampled_from([(1, 1, 1, 1), (3, 7, 3, 2), (5, 20, 9, 6), (4, *LECTURE)]),
-        st.integers(1, 4),
-        style_mixes,
-        st.sampled_from([0.5, 1.0, 3.0]),
-    )
+    @given(seeds, batched_cell_sizes, more_cell_steps, style_mixes, cell_input_scales)
     @example(5, (4, *LECTURE), 3, 0.5, 1.0)
     def prop(seed, sizes, T, lam, scale):
         _check_forward(student, seed, *sizes, T, lam, scale)
@@ -136,7 +130,7 @@ def forward_gradients_match_lstm_cell(student, ctx):
                 if a is None:
                     expect(not e.any(), f"no gradient reached {name} (is the computation detached?)", describe)
                     continue
-                expect_tensor(f"gradient of {name}", a, e, rtol=RTOL, atol=ATOL, case=describe)
+                expect_tensor(f"gradient of {name}", a, e, tolerance=FACTORED_CELL, case=describe)
 
     prop()
 
@@ -185,7 +179,6 @@ def styled_step_is_a_gradient_step_on_the_romantic_loss(student, ctx):
                 f"{name} after one plain SGD step (lr 0.1) on the styled loss, the other rows' gradient masked to zero",
                 after[name],
                 expected.float(),
-                rtol=1e-4,
-                atol=1e-6,
+                tolerance=STYLED_SGD_STEP,
                 case=describe,
             )

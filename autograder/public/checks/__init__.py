@@ -1,7 +1,8 @@
 """The check registry. A check is a function `check_fn(student, ctx)` that calls recipes in the student's
 worker (`student.call(...)`), compares the results with the expected values it computes, and raises CheckFailed
-(autograder.public.compare) with a message naming the case. Each part's checks live in a module of their own
-(the public ones: autograder/public/checks/<part>.py) and register here with @check.
+(autograder.public.compare) with a message naming the case. Each part's checks live in a module of their own, or in
+a package of modules (the public ones: autograder/public/checks/<part>.py or autograder/public/checks/<part>/, the
+hidden ones under autograder/grader/checks/), and register here with @check.
 
 Points and visibility live in the rubric (the public checks': autograder/public/rubric.json), not here; a check's docstring's first
 line is the property it tests, which is all a hidden check ever shows.
@@ -33,14 +34,21 @@ class Check:
 _REGISTRY: dict[str, list[Check]] = {}
 
 
+def part_of(module: str) -> str:
+    """The part whose checks `module` defines: the name after `.checks.` (autograder.public.checks.bleu,
+    autograder.public.checks.bleu.counts and autograder.grader.checks.bleu are all "bleu"), or, outside a checks
+    package, the module's own name."""
+    return module.split(".checks.", 1)[1].split(".", 1)[0] if ".checks." in module else module.rsplit(".", 1)[-1]
+
+
 def check(timeout: float | None = None, training: bool = False, part: str | None = None):
-    """Register a check named after the function, of `part` (default: the part whose module defines it), with a
-    limit of `timeout` seconds (default: LIMITS.check, autograder.public.limits). A check runs within its part's
-    time limit, so a longer limit could never apply: it is refused here."""
+    """Register a check named after the function, of `part` (default: the part whose module defines it, part_of),
+    with a limit of `timeout` seconds (default: LIMITS.check, autograder.public.limits). A check runs within its
+    part's time limit, so a longer limit could never apply: it is refused here."""
     seconds = LIMITS.check if timeout is None else timeout
 
     def register(fn: Callable) -> Callable:
-        owner = part or fn.__module__.rsplit(".", 1)[-1]
+        owner = part or part_of(fn.__module__)
         if not 0 < seconds <= LIMITS.part:
             raise ValueError(
                 f"check {owner}.{fn.__name__}: timeout={seconds:g} s; expected more than 0 and at most "

@@ -10,11 +10,11 @@ import math
 
 import torch
 from hypothesis import given
-from hypothesis import strategies as st
 
 from autograder.public.checks import check, current_round
 from autograder.public.compare import CheckFailed, expect, expect_tensor, expect_token_ids, expect_tuple
-from autograder.public.strategies import PROPERTY, toy_cases
+from autograder.public.strategies import PROPERTY, beam_widths, toy_cases
+from autograder.public.tolerances import BEAM_SCORE, EXACT, SORTED_SCORES, TOP_SCORES
 from autograder.worker.toys import MEMORY, greedy_sequence, ranked_sequences, sequence_log_prob, toy_table
 from shared.vocab import END, PAD, START, VOCAB
 
@@ -66,7 +66,7 @@ def expect_captions(name: str, got, expected: torch.Tensor, describe: str) -> No
                 f"{named(e[step])}{_relative_to_end(g, e, step)}; got {caption(g)}, expected "
                 f"{caption(e)} [{describe}]"
             )
-    expect_tensor(name, got, expected, rtol=0, atol=0, case=describe)
+    expect_tensor(name, got, expected, tolerance=EXACT, case=describe)
 
 
 def _pad_after_end(name: str, tokens: torch.Tensor, describe: str) -> None:
@@ -112,7 +112,7 @@ def beam_width_one_is_greedy(student, ctx):
         expected = torch.tensor(
             [[sequence_log_prob(table, c, greedy[c].tolist())] for c in range(len(contexts))], dtype=torch.float64
         )
-        expect_tensor("beam_search(k=1) scores", scores.double(), expected, rtol=1e-5, atol=1e-5, case=describe)
+        expect_tensor("beam_search(k=1) scores", scores.double(), expected, tolerance=BEAM_SCORE, case=describe)
 
     prop()
 
@@ -122,7 +122,7 @@ def beam_scores_are_sorted_log_probabilities(student, ctx):
     """Every returned beam's score is the total log-probability of its tokens, sorted best first."""
 
     @PROPERTY
-    @given(toy_cases, st.integers(1, 6))
+    @given(toy_cases, beam_widths)
     def prop(case, k):
         table, contexts, steps, describe = _toy(case)
         describe += f", k={k}"
@@ -130,7 +130,7 @@ def beam_scores_are_sorted_log_probabilities(student, ctx):
         for n in range(len(contexts)):
             row = scores[n].double()
             expect(
-                bool((row[:-1] >= row[1:] - 1e-9).all()),
+                bool((row[:-1] >= row[1:] - SORTED_SCORES.atol).all()),
                 f"scores of batch item {n} are not sorted best first: {row.tolist()}",
                 describe,
             )
@@ -139,7 +139,7 @@ def beam_scores_are_sorted_log_probabilities(student, ctx):
                     continue
                 recomputed = sequence_log_prob(table, n, tokens[n, j].tolist())
                 expect(
-                    abs(recomputed - row[j].item()) <= 1e-5 + 1e-5 * abs(recomputed),
+                    BEAM_SCORE.accepts(row[j].item(), recomputed),
                     f"beam {j} of batch item {n}: score {row[j].item():.6f} but its tokens "
                     f"{caption(tokens[n, j].tolist())} have log-probability {recomputed:.6f}",
                     describe,
@@ -185,8 +185,7 @@ def beam_search_returns_the_k_best_distinct_captions(student, ctx):
                 f"beam_search scores (expected the {k} best log-probabilities of all {len(ranked)} captions)",
                 scores[0].double(),
                 torch.tensor([s for s, _ in best], dtype=torch.float64),
-                rtol=1e-6,
-                atol=1e-6,
+                tolerance=TOP_SCORES,
                 case=where,
             )
             expect(
@@ -311,7 +310,7 @@ def expect_beam_scores_its_tokens(student, what: str) -> None:
         recomputed = sequence_log_prob(table, n, tokens[n, 0].tolist())
         got = float(scores[n, 0])
         expect(
-            abs(recomputed - got) <= 1e-5 + 1e-5 * abs(recomputed),
+            BEAM_SCORE.accepts(got, recomputed),
             f"your beam search does not score its "
             f"captions: the best beam of batch item {n} scores {got:.6f} but its tokens "
             f"{caption(tokens[n, 0].tolist())} have log-probability {recomputed:.6f}",

@@ -16,7 +16,6 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from hypothesis import example, given
-from hypothesis import strategies as st
 
 from autograder.public import golden
 from autograder.public.checks import check, current_round
@@ -25,11 +24,16 @@ from autograder.public.strategies import (
     FEW,
     LSTM_A_VARIANTS,
     examples,
+    gradient_batch_sizes,
+    gradient_widths,
     lstm_a_sizes,
     lstm_a_unknown_variants,
+    schedule_batch_sizes,
+    schedule_widths,
     seeds,
     tensor,
 )
+from autograder.public.tolerances import EXACT, LSTM_A, SAME_INPUT, SCHEDULE_GRAD
 from shared.vocab import END, PAD, START
 
 # The table of the spec, written out independently of the reference: variant -> (prefix, per-step input).
@@ -42,9 +46,6 @@ TABLE = {
     "A5": (("image",), "attr"),
 }
 INPUT_NAME = {"image": "image_input", "attr": "attr_input"}
-# float64 end to end: a correct implementation agrees with the reference to rounding (~1e-15); a wrong schedule
-# or a lost state is off by 1e-2 or more.
-RTOL, ATOL = 1e-7, 1e-9
 STEPS = examples(6)  # step-by-step decoding costs T calls per variant: fewer examples
 # The first case of every model property (an explicit example: it runs first and, when the code under test
 # raises, fails at once instead of being shrunk): E != H, DV == E, two prefix steps for A2/A3.
@@ -207,11 +208,7 @@ def _which(x, image: torch.Tensor, attr: torch.Tensor) -> str:
         return f"a {type_name(x)}"
     if tuple(x.shape) != tuple(image.shape):
         return f"a tensor of shape {tuple(x.shape)}"
-    found = [
-        name
-        for name, t in (("image", image), ("attr", attr))
-        if x.dtype == t.dtype and torch.allclose(x, t, rtol=1e-6, atol=1e-7)
-    ]
+    found = [name for name, t in (("image", image), ("attr", attr)) if x.dtype == t.dtype and SAME_INPUT.allclose(x, t)]
     if found:
         return found[0]
     return "a tensor equal to neither input"
@@ -226,7 +223,7 @@ def schedule_follows_the_table(student, ctx):
     """schedule gives each variant's prefix in order and its per-step input (or None); unknown variants raise ValueError."""
 
     @FEW
-    @given(seeds, st.integers(1, 4), st.integers(1, 6), lstm_a_unknown_variants)
+    @given(seeds, schedule_batch_sizes, schedule_widths, lstm_a_unknown_variants)
     @example(0, 2, 3, "A6")
     def prop(seed, n, e, unknown):
         image, attr = _schedule_inputs(seed, n, e)
@@ -266,7 +263,7 @@ def schedule_follows_the_table(student, ctx):
                     describe,
                 )
             for name, after, before in zip(("image_input", "attr_input"), out["inputs_after"], (image, attr)):
-                expect_tensor(f"{name} after schedule({variant!r})", after, before, rtol=0, atol=0, case=describe)
+                expect_tensor(f"{name} after schedule({variant!r})", after, before, tolerance=EXACT, case=describe)
         raised = student.call("lstm_a.schedule_unknown", variant=unknown, image=image, attr=attr)
         expect(
             raised == "ValueError",
@@ -283,7 +280,7 @@ def schedule_keeps_the_inputs_in_the_graph(student, ctx):
     """The tensors schedule returns carry gradients back to image_input and attr_input (nothing detached)."""
 
     @FEW
-    @given(seeds, st.integers(1, 3), st.integers(1, 5))
+    @given(seeds, gradient_batch_sizes, gradient_widths)
     @example(0, 2, 3)
     def prop(seed, n, e):
         image, attr, weight = tensor(seed, n, e), tensor(seed + 1, n, e), tensor(seed + 2, n, e)
@@ -307,8 +304,7 @@ def schedule_keeps_the_inputs_in_the_graph(student, ctx):
                         f"{INPUT_NAME[name]} in schedule({variant!r})",
                         got,
                         weight if name == which else zero,
-                        rtol=1e-12,
-                        atol=1e-12,
+                        tolerance=SCHEDULE_GRAD,
                         case=describe,
                     )
 
@@ -353,14 +349,13 @@ def init_state_matches_the_lstm_cell(student, ctx):
         )
         got = expect_tuple("init_state result (h, c, per_step)", out, 3, describe, exact=True)
         for name, g, w in zip(("h", "c"), got, want):
-            expect_tensor(f"init_state {name}", g, w, rtol=RTOL, atol=ATOL, case=describe)
+            expect_tensor(f"init_state {name}", g, w, tolerance=LSTM_A, case=describe)
         # zeros may come in any floating dtype; a per-step input is the float64 projection itself
         expect_tensor(
             "init_state per_step",
             got[2],
             want[2],
-            rtol=RTOL,
-            atol=ATOL,
+            tolerance=LSTM_A,
             case=describe,
             check_dtype=TABLE[variant][1] is not None,
         )
@@ -380,8 +375,7 @@ def step_by_step_equals_teacher_forcing(student, ctx):
             "step-by-step log-probabilities (N, T-1, V)",
             got,
             want,
-            rtol=RTOL,
-            atol=ATOL,
+            tolerance=LSTM_A,
             case=_describe(sizes, variant),
         )
 

@@ -79,7 +79,7 @@ def step_agrees_with_forward(model, features, captions, logits_of: Callable = la
     """Whether init_state, then step on captions[:, t], gives log_softmax of the logits of forward (N, T-1, V;
     logits_of(what forward returned): Part 4's forward also returns its attention weights) on these features and
     (N, T) captions. Training follows forward while the judged captions come from step: a failing training check says
-    so when they disagree (autograder.public.training.known_causes)."""
+    so when they disagree (autograder.public.training_verdicts.known_causes)."""
     import torch
 
     with torch.no_grad():
