@@ -341,3 +341,18 @@ def test_a_batch_fingerprint_covers_what_the_manifest_says_decides_a_grade(tmp_p
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests/test_new.py").write_text("")  # the kit's tests decide no grade
     assert batch_jobs.kit_fingerprint() == after
+
+
+MOST_LINES = 450  # a module read in one sitting
+
+
+def test_no_module_of_the_kit_is_longer_than_one_sitting():
+    """Every module of autograder/ holds one concept, short enough to read at once: a longer one is split by concept
+    (a package where its parts belong together, as autograder/public/checks/show_and_tell/)."""
+    lengths = {
+        path.relative_to(ROOT).as_posix(): len(path.read_text().splitlines())
+        for path in sorted((ROOT / "autograder").rglob("*.py"))
+        if "__pycache__" not in path.parts
+    }
+    assert len(lengths) > 100
+    assert {path: n for path, n in lengths.items() if n > MOST_LINES} == {}
