@@ -39,9 +39,10 @@ def load(path: Path = HERE / "rubric.json") -> dict[str, dict[str, Entry]]:
     the public zone defines it (public_checks); raises jsonschema.ValidationError on a malformed rubric."""
     data = json.loads(Path(path).read_text())
     _import_jsonschema().validate(data, json.loads((HERE / "rubric.schema.json").read_text()))
+    public = {part: public_checks(part) for part in data["parts"]}
     return {
         part: {
-            name: Entry(float(e["points"]), "public" if name in public_checks(part) else "hidden", i + 1)
+            name: Entry(float(e["points"]), "public" if name in public[part] else "hidden", i + 1)
             for i, (name, e) in enumerate(spec["checks"].items())
         }
         for part, spec in data["parts"].items()
