@@ -7,7 +7,7 @@ the part's public checks on their own cases, in a worker process. The first publ
 line of that check's message make one row of a markdown table; a variant that fails none is listed as not caught
 by a public check (tests/meta/escapes.py says why for each). Review the table for messages that give the code
 instead of naming the symptom. --write puts the table into docs/grader.md between its markers (the rows are kept
-current by tests/test_public_messages.py).
+current by tests/public/test_public_messages.py).
 """
 
 from __future__ import annotations

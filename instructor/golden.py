@@ -4,7 +4,7 @@ A public check whose expected values nothing public computes (the captioner of P
 update starts from in Part 7) reads them from autograder/public/golden/<part>.pt: the reference's answers on the
 check's fixed public cases, which the check module describes (its `golden_cases(reference)` and `FINGERPRINT`).
 This command computes them with the reference solutions and writes the files; --check writes nothing and exits 1
-when a stored file differs from what the reference gives now (tests/test_public_checks.py runs it), as `stubs --check`
+when a stored file differs from what the reference gives now (tests/public/test_public_checks.py runs it), as `stubs --check`
 does for the stubs.
 """
 

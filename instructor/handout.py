@@ -17,7 +17,7 @@ The public checker (the last two rows: checker_files) goes into the nbgrader cou
 folder a student fetches checks itself (instructor/nbgrader_course.py).
 
 Nothing of solutions/, of autograder/grader/ (hidden checks, hidden seed, references) or of a cache is in it: the
-files come from the list above alone, and tests/test_handout.py proves it on the built folder and zip (docs/handout.md).
+files come from the list above alone, and tests/instructor/test_handout.py proves it on the built folder and zip (docs/handout.md).
 
 The build refuses, with one line saying what to run, when a stub, a notebook, an otter test or the public rubric
 differs from what its source generates now, or when a golden file is missing, unreadable, older than its checks or

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerate docs/examples/report.html (the feedback report of the bundled sample submission) and its screenshot
-# docs/examples/report.png (headless Chromium, Debian package `chromium`). tests/test_report.py checks the report
+# docs/examples/report.png (headless Chromium, Debian package `chromium`). tests/grader/test_report.py checks the report
 # still has every part and check.
 set -euo pipefail
 cd "$(dirname "$0")/.."

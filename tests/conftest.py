@@ -12,7 +12,7 @@ os.environ.setdefault("CAPTIONKIT_TIME_SCALE", "4")
 @pytest.fixture(scope="session")
 def reference_report():
     """The full grade of the reference solutions (about 80 CPU seconds), once per test process: tests using it
-    carry pytest.mark.xdist_group("full-grade") so that they share one (tests/test_grader.py, test_report.py)."""
+    carry pytest.mark.xdist_group("full-grade") so that they share one (tests/grader/test_grader.py, test_report.py)."""
     from autograder.grader.engine import grade
 
     return grade(Path(__file__).resolve().parents[1] / "solutions")

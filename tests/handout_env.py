@@ -1,6 +1,6 @@
 """The student handout as the tests use it: built once per test session (every xdist worker of the session reads the
 same build, made under a lock by the first to ask), and an interpreter that sees the installed packages but not the
-kit, so that nothing of the kit outside the handout is importable (tests/test_handout.py, the variant suite)."""
+kit, so that nothing of the kit outside the handout is importable (tests/instructor/test_handout.py, the variant suite)."""
 
 from __future__ import annotations
 

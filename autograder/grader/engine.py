@@ -191,7 +191,7 @@ def sandboxed_workers(runtime: Path, isolation: Sandbox) -> WorkerFactory:
 
 def _graded_checks(part: str, entries: dict[str, rubric_mod.Entry], options: GradeOptions) -> list[Check]:
     """The checks of `part` this run grades, in order. Only checks with a rubric entry are graded;
-    tests/test_grader.py fails when the two disagree."""
+    tests/grader/test_grader.py fails when the two disagree."""
     return [c for c in checks_of(part) if c.name in entries and options.runs(c, entries[c.name].visibility)]
 
 

@@ -10,7 +10,7 @@ It names hidden inputs, so it goes only where students never look: a file readab
 `batch`, in a folder of its own, never in the DIR/<id>/ folder whose report.html a TA hands out), and on
 Gradescope the captured stdout (results.json says "stdout_visibility": "hidden"), never a test's output, which
 students see after the due date. A hidden test entry would do too, but Gradescope hides the total from students
-while any test is hidden. Nothing a student receives holds this module (tests/test_staff.py).
+while any test is hidden. Nothing a student receives holds this module (tests/grader/test_staff.py).
 """
 
 from __future__ import annotations

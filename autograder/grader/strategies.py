@@ -1,7 +1,7 @@
 """The hypothesis strategies that only the hidden checks (autograder/grader/checks/) draw from: their ranges stay with
 the staff. Everything else a hidden check draws, and how a property runs (FEW, PROPERTY, MORE, examples), is in
 autograder.public.strategies, whose docstring says where a strategy lives and what moving one costs: no check module
-builds a strategy of its own (tests/test_check_modules.py), and a property's cases are derived from its source text,
+builds a strategy of its own (tests/public/test_check_modules.py), and a property's cases are derived from its source text,
 decorators included."""
 
 from __future__ import annotations

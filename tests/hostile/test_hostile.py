@@ -589,7 +589,7 @@ def test_A8_lying_objects_are_graded_by_their_values(tmp_path):
 
 def test_A9_a_tensor_subclass_arrives_as_a_plain_tensor(tmp_path):
     """A message carries a tensor's dtype, shape and bytes, never its class: the grader compares a plain tensor, and
-    the lying subclass earns nothing (tests/test_protocol.py shows the lie gone on arrival)."""
+    the lying subclass earns nothing (tests/worker/test_protocol.py shows the lie gone on arrival)."""
     graded = run_grade(build("A9_tensor_subclass", tmp_path / "sub"), ("bleu",))
     assert_contained(graded, within=BOUND)
     first = graded.result(FIRST)

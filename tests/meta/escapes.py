@@ -1,6 +1,6 @@
 """The buggy variants (tests/meta) that a student's public checks do not catch although the grader takes points
 from them: every public check passes on its public cases, the grade is below full marks. Each is allowed here with
-the reason; tests/test_grader_variants.py computes the set from the grades the variant suite already makes and
+the reason; tests/grader/test_grader_variants.py computes the set from the grades the variant suite already makes and
 fails when a variant escapes without being listed, or is listed but no longer escapes (then delete its entry).
 The list must not grow: MOST is the count it may not exceed, lowered each time an entry goes."""
 

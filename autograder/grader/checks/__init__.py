@@ -13,7 +13,7 @@ from shared.parts import MODULES
 
 def checks_of(part: str) -> list[Check]:
     """The checks of one part, in the rubric's order: the order they run in and are numbered by. A check the
-    rubric does not list comes last (it is never graded; tests/test_grader.py fails on it)."""
+    rubric does not list comes last (it is never graded; tests/grader/test_grader.py fails on it)."""
     importlib.import_module(f"autograder.grader.checks.{part}")
     order = list(rubric_mod.load().get(part, {}))
     return sorted(registered(part), key=lambda c: order.index(c.name) if c.name in order else len(order))

@@ -9,7 +9,7 @@ data (seed 0, the scenes students train on at home) with the training checks' ow
 autograder/grader/training/: its reference run, epochs, batch size and learning rate; training seed 0, one
 thread): a curve
 depends on the data only through its distribution, which the public and the hidden scenes share, and the
-public data holds nothing hidden. Regenerate after changing a part's training recipe; tests/test_report.py
+public data holds nothing hidden. Regenerate after changing a part's training recipe; tests/grader/test_report.py
 fails when the file and the specs' epochs disagree.
 """
 

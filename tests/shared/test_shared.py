@@ -19,7 +19,7 @@ from shared.scenes import COLOR_WORDS, SHAPES, make_scenes, relation
 from shared.training import seed_everything, train
 from shared.vocab import END, START, VOCAB, VOCAB_SIZE, decode, decode_batch, encode
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # --- scenes ---------------------------------------------------------------------------------------

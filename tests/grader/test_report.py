@@ -32,7 +32,7 @@ from shared.scenes import make_scenes
 from shared.vocab import T_MAX, encode_batch
 from tests import browser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "docs" / "examples" / "report.html"
 SCREENSHOT = ROOT / "docs" / "examples" / "report.png"
 LIMIT = 600 * 1024
@@ -442,7 +442,7 @@ def test_the_browser_sees_every_figure_and_would_see_a_broken_one(full, tmp_path
 # -- the real thing ------------------------------------------------------------------------------------------
 
 
-@pytest.mark.xdist_group("full-grade")  # shares the full reference grade with tests/test_grader.py
+@pytest.mark.xdist_group("full-grade")  # shares the full reference grade with tests/grader/test_grader.py
 def test_the_report_of_a_real_grade_renders_with_every_figure(reference_report, tmp_path):
     report = reference_report
     assert set(report.artifacts) == set(TRAINED)

@@ -20,7 +20,7 @@ from autograder.grader import rubric
 from autograder.public.client.replies import progress_of
 from autograder.public.progress import Bar
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_on_a_terminal(args: list[str], env: dict) -> tuple[str, str, int]:

@@ -23,7 +23,7 @@ from instructor import handout
 from shared.parts import BY_MODULE, MODULES
 from tests.handout_env import CHECK_TIMEOUT, student_env
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LINE = re.compile(r"show_and_tell: exact match (\S+) \(threshold 0\.4\): reaches the threshold$")
 CONTROL = re.compile(r"        (zeroed images|shuffled images \(each scene given another's\)): \S+ \S+ (\S+) ")
 RECALL = re.compile(r"    recall@1 (\S+) \(threshold (\S+)\): reaches the threshold$")

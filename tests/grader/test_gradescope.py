@@ -17,7 +17,7 @@ from autograder.grader.gradescope import build_zip
 
 pytestmark = pytest.mark.xdist_group("gradescope")  # one worker builds the shared fixture
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "tests" / "schemas" / "gradescope_results.schema.json").read_text())
 HIDDEN_SEED = 123456789
 
@@ -170,7 +170,7 @@ def test_nothing_hidden_is_installed_where_the_worker_reads(installed):
 def test_a_correct_part_earns_full_marks_and_a_missing_one_nothing(installed):
     """run_autograder's plumbing on correct code: the environment setup.sh made trains and grades a trained part
     (show_and_tell) to full marks; the parts not sent score 0 and say so. The full reference's full marks on
-    every part are tests/test_grader.py's (the same engine, without this door)."""
+    every part are tests/grader/test_grader.py's (the same engine, without this door)."""
     document = run_autograder(installed, {"show_and_tell.py": ROOT / "solutions" / "show_and_tell.py"})
     totals = part_totals(document)
     assert len(totals) == 7 and totals["show_and_tell"][0] == totals["show_and_tell"][1] > 0, totals
@@ -182,7 +182,7 @@ def test_a_correct_part_earns_full_marks_and_a_missing_one_nothing(installed):
 
 def test_stubs_earn_nothing_and_a_zip_upload_is_read(installed, tmp_path):
     """A zip upload's modules are found in its folder and graded: the stubs of the untrained parts earn nothing and
-    say why (every part's stub earning nothing is tests/test_grader.py's)."""
+    say why (every part's stub earning nothing is tests/grader/test_grader.py's)."""
     stubs = ("decoding", "bleu")
     upload = tmp_path / "upload.zip"
     with zipfile.ZipFile(upload, "w") as zf:

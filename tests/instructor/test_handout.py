@@ -32,7 +32,7 @@ from shared.parts import MODULES
 from tests.handout_env import CHECK_TIMEOUT, run_in, student_env
 from tests.kernels import run_notebook
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # A line shorter than this ("else:", "return h, c", "hs = []") says nothing about a solution or a check.
 DISTINCTIVE = 24
 # Lines of solution regions that the handout holds on purpose, each with why it gives nothing away.
@@ -332,7 +332,7 @@ def test_no_hidden_seed_nor_hidden_data_is_in_the_handout(built):
     files = handout_files(built)
     assert hidden_data_leaks(files, hidden_fingerprints()) == []
     # Binary files are the golden data, which holds the public cases' tensors (their inputs come from fixed public
-    # seeds, checked by tests/test_public_checks.py), never the grader's data cache, and the notebooks' reference
+    # seeds, checked by tests/public/test_public_checks.py), never the grader's data cache, and the notebooks' reference
     # figures (drawn on the notebooks' public scenes).
     binary = {name for name in files if name.endswith((".pt", ".png"))}
     assert binary == {
@@ -665,7 +665,7 @@ def shown(cell) -> str:
 def test_grader_check_in_the_handouts_notebook(part, built, student_kernel, tmp_path):
     """The handout's notebook as shipped, run up to its first grader.check on the stub (every public check fails
     with one line per TODO, as `check` prints them); then the reference module is saved over the stub and grader.check runs again (all
-    pass). The demos after the check are run with the kit's notebooks (tests/test_notebooks.py)."""
+    pass). The demos after the check are run with the kit's notebooks (tests/instructor/test_notebooks.py)."""
     import nbformat
 
     folder = copy_of(built[0], tmp_path / "captioning")

@@ -12,7 +12,7 @@ from autograder.grader import batch, gradebook, grades_table
 from autograder.grader.cli import main
 from autograder.grader.results import write_json_atomic
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "canvas_gradebook_import.csv"
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "canvas_gradebook_import.csv"
 METADATA = """\
 submission_101:
   :submitters:

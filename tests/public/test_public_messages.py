@@ -15,7 +15,7 @@ from autograder.public.score_table import table
 from benchmarks.variant_messages import NOT_CAUGHT, buggy_variants, row, rows_in_doc
 from tests.meta.variants import all_variants, make_submission
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VARIANTS = {v.name: v for v in all_variants()}
 
 

@@ -312,7 +312,7 @@ def literal_check_limits(source: str) -> list[int]:
 def test_every_check_time_limit_is_a_named_limit_of_the_limits_object():
     """A check's limit is LIMITS.check (the default) or another field of autograder.public.limits.TimeLimits, so
     every time limit of grading is in one place."""
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     modules = [*(root / "autograder/public/checks").rglob("*.py"), *(root / "autograder/grader/checks").rglob("*.py")]
     found = {path.relative_to(root).as_posix(): literal_check_limits(path.read_text()) for path in modules}
     assert not any(found.values()), found

@@ -20,7 +20,7 @@ try:
     from pycocoevalcap.bleu.bleu import Bleu as CocoBleu
 except ImportError as err:  # the oracles are an install extra, not optional for this module
     raise ImportError(
-        "tests/test_bleu_reference.py needs the BLEU oracles nltk and pycocoevalcap: pip install -e '.[oracles]'"
+        "tests/solutions/test_bleu_reference.py needs the BLEU oracles nltk and pycocoevalcap: pip install -e '.[oracles]'"
     ) from err
 
 import solutions.bleu as bleu_module

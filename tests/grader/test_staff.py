@@ -22,7 +22,7 @@ from autograder.public.compare import CheckFailed
 from autograder.public.grade_report import CheckResult, GradeReport
 from autograder.public.outcomes import _outcome
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "tests" / "schemas" / "gradescope_results.schema.json").read_text())
 # What a student's handout is built from (issue: the student handout): the stubs, notebooks and their tests, the
 # public and worker zones, shared/. None of it may hold or reach the staff view.

@@ -16,7 +16,7 @@ from autograder.grader.report import write_summary
 from shared.parts import MODULES
 from tests.meta.variants import Variant, all_variants
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def reference(part: str) -> str:

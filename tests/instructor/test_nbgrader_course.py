@@ -8,7 +8,7 @@ module for the other parts), "stubs" (as fetched) and "tamper" (no modules; a de
 and a fake `autograder.grader` package of its own). Each is autograded once (session fixture `course`; the
 reference's trained part trains), then feedback and the CSV export are generated. What is proven here is the
 course's plumbing (grade cells, their points, stderr, the gradebook): the reference's full marks on every part
-are tests/test_grader.py's. Every autograde kernel has a library warning on stderr in every cell.
+are tests/grader/test_grader.py's. Every autograde kernel has a library warning on stderr in every cell.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from tests.kernels import kernel_spec, run_notebook
 
 pytestmark = pytest.mark.xdist_group("nbgrader")  # one worker builds the course and its grades
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "captioning"
 HIDDEN_SEED = str(json.loads((ROOT / "autograder" / "grader" / "hidden" / "seed.json").read_text())["seed"])
 # The parts the reference student sends the reference's modules of: a trained part and two that train nothing.
@@ -69,8 +69,8 @@ ADDED_CELL = (
 
 def solution_lines() -> list[str]:
     """Code lines of the solution regions that appear nowhere in the stubs: what must never reach a student. Less
-    the lines that the handout, and so the released checker, holds on purpose (tests/test_handout.py REVIEWED)."""
-    from tests.test_handout import REVIEWED
+    the lines that the handout, and so the released checker, holds on purpose (tests/instructor/test_handout.py REVIEWED)."""
+    from tests.instructor.test_handout import REVIEWED
 
     stubs = "".join(p.read_text() for p in (ROOT / "assignments").glob("*.py"))
     found = []
@@ -186,7 +186,7 @@ def course(released):
                     for nb in gb.find_submission(ASSIGNMENT, student).notebooks
                     if nb.name == ASSIGNMENT
                     for g in nb.grades
-                }  # the written questions' notebook: tests/test_questions.py
+                }  # the written questions' notebook: tests/instructor/test_questions.py
                 for student in ("reference", "stubs", "tamper")
             }
         with open(base / "grades.csv", newline="") as f:
@@ -394,10 +394,10 @@ def test_release_is_locked_and_holds_only_stubs_and_the_handouts_public_checker(
 
 
 def test_the_release_holds_no_answer(released):
-    """The handout's leak scans (tests/test_handout.py) on every file of the release: no line from inside a solution
+    """The handout's leak scans (tests/instructor/test_handout.py) on every file of the release: no line from inside a solution
     region, no line of a hidden check, no hidden seed or secret in any encoding, no hidden split's captions or tensors;
     the only binary files are the golden data and the figures, both as the handout holds them."""
-    from tests.test_handout import (
+    from tests.instructor.test_handout import (
         hidden_data_leaks,
         hidden_fingerprints,
         leaks,

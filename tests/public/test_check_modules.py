@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHECK_ZONES = ("autograder/public/checks", "autograder/grader/checks")
 # A name that holds a tolerance's number: RTOL, atol, TOL, STEP_TOL, tol_float32, ...
 TOLERANCE_NAME = re.compile(r"(?i)^(?:[ra]?tol|.*_[ra]?tol)(?:_.*)?$")

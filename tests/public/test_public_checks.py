@@ -17,7 +17,7 @@ from autograder.grader.engine import GradeOptions, grade
 from autograder.public import checker, golden
 from instructor import golden as golden_command
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # -- the oracles of the public checks agree with the reference ------------------------------------------------

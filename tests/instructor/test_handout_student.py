@@ -1,4 +1,4 @@
-"""The handout as a student meets it, past what tests/test_handout.py proves of its contents:
+"""The handout as a student meets it, past what tests/instructor/test_handout.py proves of its contents:
 
 - `python install.py` when PyTorch's CPU index does not answer: torch comes from the index pip is configured with,
   in a few lines of output, and the environment ends with torch installed; when pip cannot install, one line says so;
@@ -25,7 +25,7 @@ from instructor import handout
 from tests.handout_env import student_env
 from tests.kernels import kernel_spec, run_notebook
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def closed_port_url() -> str:

@@ -36,7 +36,7 @@ import pytest
 from instructor import leak_scan
 from shared.parts import MODULES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 # A candidate parameter with one of these names, in a graded method, is handed the student's object / its weights.
 OBJECT_NAMES = ("self", "model", "module", "net", "captioner")
 WEIGHT_NAMES = ("weights", "state_dict", "params", "parameters", "state")

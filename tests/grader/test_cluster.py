@@ -20,7 +20,7 @@ from autograder.grader import batch
 
 pytestmark = pytest.mark.xdist_group("cluster")  # one worker starts the cluster and grades the local reference
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REFERENCE, STUB = ROOT / "solutions" / "bleu.py", ROOT / "assignments" / "bleu.py"
 
 

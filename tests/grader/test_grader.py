@@ -23,7 +23,7 @@ from shared.parts import MODULES
 
 pytestmark = pytest.mark.xdist_group("full-grade")  # one worker builds the shared fixture
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "tests" / "schemas" / "gradescope_results.schema.json").read_text())
 
 
@@ -163,7 +163,7 @@ def test_cli_grades_the_sample_and_writes_results_json(tmp_path, capsys):
     assert cli(["demo", "--json", str(out), "--report", str(report)]) == 0
     printed = capsys.readouterr().out
     sections = re.findall(r'<section class="part" id="part-(\w+)"', report.read_text())
-    assert sections == list(MODULES) and f"wrote {report}" in printed  # tests/test_report.py: what is in it
+    assert sections == list(MODULES) and f"wrote {report}" in printed  # tests/grader/test_report.py: what is in it
     document = json.loads(out.read_text())
     jsonschema.validate(document, SCHEMA)
     totals = {}

@@ -22,7 +22,7 @@ from shared.parts import MODULES
 
 pytestmark = pytest.mark.xdist_group("batch")  # one worker builds the shared fixture
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REFERENCE, STUB = ROOT / "solutions" / "bleu.py", ROOT / "assignments" / "bleu.py"
 
 
@@ -124,7 +124,7 @@ def test_extraction_limits_and_nested_folders(tmp_path):
 
 def test_the_summary_shows_distributions_the_most_failed_checks_and_every_submission(graded, tmp_path):
     from tests import browser
-    from tests.test_report import structure
+    from tests.grader.test_report import structure
 
     _, out, rows = graded
     text = (out / "summary.html").read_text()
@@ -155,7 +155,7 @@ def test_the_summary_shows_distributions_the_most_failed_checks_and_every_submis
 
 
 def test_feedback_reports_on_request_are_linked_from_the_summary(tmp_path):
-    from tests.test_report import structure
+    from tests.grader.test_report import structure
 
     root, out = tmp_path / "class", tmp_path / "out"
     hostile = "<img src=x onerror=alert(1)>eve"

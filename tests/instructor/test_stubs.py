@@ -16,7 +16,7 @@ from instructor import stubs
 from instructor.__main__ import main
 from shared.parts import BY_MODULE, MODULES
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOLUTIONS, ASSIGNMENTS = ROOT / "solutions", ROOT / "assignments"
 PRESENT = [m for m in MODULES if (SOLUTIONS / f"{m}.py").exists()]
 

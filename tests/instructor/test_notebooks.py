@@ -32,7 +32,7 @@ from shared.notebook import setup, start, todo_line
 from shared.parts import BY_MODULE, MODULES
 from tests.kernels import kernel_spec, notebook_env, run_notebook, warm_data_cache
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KERNEL = "captionkit-notebook-test"
 CELL_TIMEOUT = 300  # seconds per cell; a notebook takes well under a minute
 

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 # Draws each kind of case the checks use (integers, floats, tuples of them, BLEU word lists) in the public round and
 # in a grader's round, and prints them. argv[1]: a JSON list of modules to import first.

@@ -2,7 +2,7 @@
 notebooks in otter's manually graded question format (drift-tested against their source, never the rubric), otter's
 filtered PDF export, the nbgrader course's manually graded cells graded by hand through nbgrader's gradebook API,
 the handout and the nbgrader release without any rubric, and the staff view with each answer beside its rubric.
-The notebooks' execution with the questions in them is tests/test_notebooks.py's (every part, stubs and reference)."""
+The notebooks' execution with the questions in them is tests/instructor/test_notebooks.py's (every part, stubs and reference)."""
 
 import json
 import re
@@ -16,7 +16,7 @@ from autograder.grader import staff
 from instructor import handout, nbgrader_course, notebooks, questions
 from shared.parts import BY_MODULE, MODULES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 ASSIGNMENT = "captioning"
 
 
@@ -137,12 +137,12 @@ def test_nbgrader_grades_a_written_answer_by_hand_and_releases_no_rubric(tmp_pat
     from nbgrader.apps import NbGraderAPI
     from traitlets.config.loader import PyFileConfigLoader
 
-    from tests.test_nbgrader_course import kit_environment
+    from tests.instructor.test_nbgrader_course import kit_environment
 
     kit_environment(monkeypatch)
     path = nbgrader_course.write_course(tmp_path / "course", ASSIGNMENT)
     config = PyFileConfigLoader("nbgrader_config.py", path=str(path)).load_config()
-    # The grade cells run the kit's grader, which tests/test_nbgrader_course.py covers: here only the written notebook.
+    # The grade cells run the kit's grader, which tests/instructor/test_nbgrader_course.py covers: here only the written notebook.
     config.Execute.enabled = False
     config.ClearOutput.enabled = False
     api = NbGraderAPI(config=config)
