@@ -75,6 +75,11 @@ def image_controls(decode: Callable, *features) -> dict:
         }
 
 
+# How close step's log-probabilities must be to forward's: float32 through T-1 steps of a trained model, whose step and
+# forward may sum in different orders (the worker zone's one tolerance; the checks' are autograder/public/tolerances.py).
+STEP_AND_FORWARD_RTOL, STEP_AND_FORWARD_ATOL = 1e-3, 1e-4
+
+
 def step_agrees_with_forward(model, features, captions, logits_of: Callable = lambda out: out) -> bool:
     """Whether init_state, then step on captions[:, t], gives log_softmax of the logits of forward (N, T-1, V;
     logits_of(what forward returned): Part 4's forward also returns its attention weights) on these features and
@@ -88,7 +93,9 @@ def step_agrees_with_forward(model, features, captions, logits_of: Callable = la
         for t in range(captions.shape[1] - 1):
             log_probs, state = model.step(captions[:, t], state)
             steps.append(log_probs)
-        return bool(torch.allclose(torch.stack(steps, 1), expected, rtol=1e-3, atol=1e-4))
+        return bool(
+            torch.allclose(torch.stack(steps, 1), expected, rtol=STEP_AND_FORWARD_RTOL, atol=STEP_AND_FORWARD_ATOL)
+        )
 
 
 def epoch_done(epoch: int, epochs: int, loss: float) -> None:
