@@ -16,10 +16,10 @@ import pytest
 from autograder.grader import batch, grades_table
 from autograder.grader.results import was_graded
 from autograder.public import limits
+from tests.grader.test_cluster import cluster  # noqa: F401 (the fixture: a real dask scheduler and two workers)
 from tests.hostile import harness
 from tests.hostile.harness import ROOT, assert_contained, build, run_grade
 from tests.hostile.test_hostile import BOUND, FIRST
-from tests.grader.test_cluster import cluster  # noqa: F401 (the fixture: a real dask scheduler and two workers)
 
 OVER_BUDGET = "sent a reply over the grader's budget: it holds a list, tuple or dict in two places"
 
