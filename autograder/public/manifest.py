@@ -1,11 +1,11 @@
 """What ships where: the kit's files by zone, and which zones each place that receives code takes.
 
 Every place that copies or packs the kit's files reads its list here: the worker's runtime copy
-(client.copy_runtime), the student handout and the nbgrader course's checker (instructor/handout.py), the Gradescope
-zip (autograder/grader/gradescope.py), the fingerprint a batch's workers compare (autograder/grader/batch_jobs.py), and
-the package data pyproject.toml installs (tests/test_zones.py holds it equal to PACKAGE_DATA). A new file lands where
-its zone goes, and a zone never lands where it must not (tests/test_zones.py: no grader or solution file in the
-handout or the runtime copy).
+(client.copy_runtime), the student handout and the nbgrader course's checker (instructor.handout), the Gradescope zip
+(autograder.grader.gradescope), the fingerprint a batch's workers compare (autograder.grader.batch_jobs), and the
+package data pyproject.toml installs (the kit's test_zones holds it equal to PACKAGE_DATA). A new file lands where
+its zone goes, and a zone never lands where it must not (test_zones: no grader or solution file in the handout or the
+runtime copy). The patterns name the kit's folders, most of which a handout lacks: none is a file to read.
 
 Patterns are globs from the kit's root (pathlib's `**` included); matches are files only, never a bytecode cache.
 """
@@ -16,13 +16,13 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Each zone's files (docs/grader.md, "Three zones"). `project` is the kit's own description, needed where the kit is
+# Each zone's files (the kit's design document, "Three zones"). `project` is the kit's own description, needed where the kit is
 # installed (the Gradescope image installs it from pyproject.toml).
 ZONES: dict[str, tuple[str, ...]] = {
     "worker": ("autograder/__init__.py", "autograder/worker/**/*.py"),
     "public": ("autograder/public/**/*.py", "autograder/public/rubric.json", "autograder/public/golden/*.pt"),
     "grader": (
-        "autograder/__main__.py",  # the kit's command line, which grades
+        "autograder/[_]_main__.py",  # the kit's command line, which grades (a glob of that one file)
         "autograder/grader/**/*.py",
         "autograder/grader/*.json",
         "autograder/grader/hidden/*.json",

@@ -2,9 +2,9 @@
 test stays fast; floats are bounded so tolerances mean something.
 
 Where a strategy lives: every strategy a check draws from is a module-level name here, named for what it draws and
-under its part's heading, or, when only hidden checks draw from it, in autograder/grader/strategies.py (their ranges
+under its part's heading, or, when only hidden checks draw from it, in autograder.grader.strategies (their ranges
 stay with the staff). A check's @given names them, or calls a composite of this module with its arguments; no check
-module builds a strategy of its own (tests/public/test_check_modules.py), but for `st.data()` and what a property draws
+module builds a strategy of its own (the kit's test_check_modules), but for `st.data()` and what a property draws
 from it inside its body.
 
 What changes a property's cases: hypothesis derives a derandomised property's cases from a digest of its source text

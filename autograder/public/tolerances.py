@@ -1,7 +1,7 @@
 """Every tolerance a public check uses, and those hidden checks share with public ones: one named compare.Tolerance
-each, defined here once, with why it has that size (the hidden checks' own: autograder/grader/tolerances.py). A
+each, defined here once, with why it has that size (the hidden checks' own: autograder.grader.tolerances). A
 check passes one to compare.expect_tensor (`tolerance=`) or compare.expect_close, or asks it about numbers (`accepts`)
-or tensors (`allclose`); tests/public/test_check_modules.py refuses a literal number given as a tolerance anywhere in the
+or tensors (`allclose`); the kit's test_check_modules refuses a literal number given as a tolerance anywhere in the
 check modules.
 
 |actual - expected| <= atol + rtol |expected|, elementwise; `float64=` is the tighter one that applies when the
