@@ -163,6 +163,7 @@ def _detect(pid: int) -> Sandbox:
                 tuple(net + switch),
                 private_tmp=PRIVATE_TMP in net,
                 pid_namespace=pids,
+                template=not python_note(found),
                 note=f"isolation: worker runs as {user.pw_name}, no capabilities, {where}; "
                 f"{confinement_note(PRIVATE_TMP in net, True)}; {_capabilities()}"
                 f"{python_note(found)}",

@@ -29,6 +29,15 @@ class Sandbox:
     note: str = ""  # one line for the person running the grader
     private_tmp: bool = False  # /dev/shm and /var/tmp are small private tmpfs mounts in the worker's namespace
     pid_namespace: bool = False  # the worker runs in a PID namespace of its own, under autograder/worker/init.py
+    # Zygotes are forked from the grading process's template (client.template), which needs the sandbox user to run
+    # this very Python (a zygote forked for it imports later modules from this Python's folders); else each is
+    # started behind the prefix.
+    template: bool = True
+
+    @property
+    def entry(self) -> dict | None:
+        """The prefix as the template's forked zygotes enter it themselves (entry_of); None without a template."""
+        return entry_of(self.prefix) if self.template else None
 
     def owns(self, path: Path) -> None:
         """Give `path` to the sandbox user (a no-op without one)."""
@@ -39,6 +48,57 @@ class Sandbox:
         """Kill every process of the sandbox user but those in `keep` and delete its temporary files (the module's
         `sweep`)."""
         return sweep(self, keep)
+
+
+UNSHARE_NAMESPACES = {"--net": "net", "--ipc": "ipc", "--mount": "mount", "--pid": "pid", "--user": "user"}
+# unshare options that come with those namespaces and need nothing more of an entry: a PID namespace's first process
+# is forked and dies with the process outside (sandbox_entry does both), /proc is mounted for it, the user namespace
+# maps this process's user to its root.
+UNSHARE_IMPLIED = {"--fork", "--kill-child", "--mount-proc", "--map-root-user"}
+SETPRIV_DROP = {"--no-new-privs", "--inh-caps=-all", "--bounding-set=-all"}
+
+
+def entry_of(prefix: tuple[str, ...]) -> dict:
+    """The sandbox entry (autograder/worker/sandbox_entry.py) that does what `prefix` does: the prefixes
+    autograder.grader.isolation makes, `unshare ... --`, then `sh -c SCRIPT sh`, then `setpriv ... --`. ValueError for
+    anything else: a prefix this cannot read is never entered some other way."""
+    entry: dict = {"namespaces": [], "private_tmp": None, "uid": None, "gid": None, "drop_capabilities": False}
+    words = list(prefix)
+
+    def options(program: str) -> list[str]:
+        if "--" not in words:
+            raise ValueError(f"{program} without `--` in the prefix {prefix}")
+        end = words.index("--")
+        found, words[: end + 1] = words[:end], []
+        return found
+
+    while words:
+        program = words.pop(0)
+        if program == "unshare" and not entry["namespaces"]:
+            found = options(program)
+            unknown = [w for w in found if w not in UNSHARE_NAMESPACES and w not in UNSHARE_IMPLIED]
+            pid_options = {"--fork", "--kill-child", "--mount-proc"} <= set(found)
+            if unknown or ("--pid" in found) != pid_options:
+                raise ValueError(f"unshare options the template cannot enter: {found}")
+            if ("--user" in found) != ("--map-root-user" in found):
+                raise ValueError(f"a user namespace is entered with --map-root-user only: {found}")
+            entry["namespaces"] = [UNSHARE_NAMESPACES[w] for w in found if w in UNSHARE_NAMESPACES]
+        elif program == "sh" and words[:1] == ["-c"] and len(words) >= 3 and words[2] == "sh":
+            entry["private_tmp"], words[:3] = words[1], []
+        elif program == "setpriv" and not entry["drop_capabilities"]:
+            found = options(program)
+            switch = {w.split("=", 1)[0]: w.split("=", 1)[1] for w in found if w.startswith(("--reuid=", "--regid="))}
+            rest = set(found) - {f"{k}={v}" for k, v in switch.items()}
+            if rest - {"--clear-groups"} != SETPRIV_DROP or bool(switch) != ("--clear-groups" in rest):
+                raise ValueError(f"setpriv options the template cannot enter: {found}")
+            if switch:
+                if set(switch) != {"--reuid", "--regid"}:
+                    raise ValueError(f"setpriv switches both user and group or neither: {found}")
+                entry["uid"], entry["gid"] = int(switch["--reuid"]), int(switch["--regid"])
+            entry["drop_capabilities"] = True
+        else:
+            raise ValueError(f"a prefix the template cannot enter: {prefix}")
+    return entry
 
 
 def become_subreaper() -> None:

@@ -120,5 +120,6 @@ def python_note(found: str) -> str:
         return ""
     return (
         f"; the worker runs Python {version} of {prefix}, not this {platform.python_version()} of {sys.base_prefix} "
-        "(the sandbox user cannot read the interpreter's folder: install Python where other users can)"
+        "(the sandbox user cannot read the interpreter's folder: install Python where other users can; until then "
+        "each zygote starts an interpreter of its own instead of being forked from the template)"
     )

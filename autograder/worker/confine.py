@@ -107,21 +107,21 @@ def seccomp_filter() -> str:
     return ""
 
 
-def landlock(own_shm: bool = False, proc: tuple[str, ...] = ("/proc",)) -> str:
+def landlock(own_shm: bool = False, proc: tuple[str, ...] = ("/proc",), inputs: str | None = None) -> str:
     """Restrict this process's reads and writes (landlock.worker_paths) for a worker running from the runtime this file
     lies in, whose current folder is its part's (`own_shm`: /dev/shm is a private tmpfs of its namespace; `proc`: what
     of /proc it may read); "" when the restriction holds, else why not. A second call narrows the first (Landlock's
     layers): the zygote's allows all of /proc, a worker forked from it narrows that to its own process where /proc
-    lists the machine's (own_process_proc)."""
+    lists the machine's (own_process_proc). `inputs`: the grading folder (landlock.worker_paths)."""
     from autograder.worker import landlock
 
     runtime = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    return landlock.restrict(landlock.worker_paths(runtime, os.getcwd(), own_shm, proc))
+    return landlock.restrict(landlock.worker_paths(runtime, os.getcwd(), own_shm, proc, inputs))
 
 
-def confine(own_shm: bool = False) -> str:
-    """no_new_privs, then the seccomp filter and Landlock. Returns "" when all hold, else a line saying what does
-    not."""
+def confine(own_shm: bool = False, inputs: str | None = None) -> str:
+    """no_new_privs, then the seccomp filter and Landlock (`inputs`: the grading folder, landlock.worker_paths).
+    Returns "" when all hold, else a line saying what does not."""
     problems = [] if no_new_privs() else ["no_new_privs could not be set"]
-    problems += [problem for problem in (seccomp_filter(), landlock(own_shm)) if problem]
+    problems += [problem for problem in (seccomp_filter(), landlock(own_shm, inputs=inputs)) if problem]
     return "; ".join(problems)

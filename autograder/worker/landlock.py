@@ -64,11 +64,16 @@ def abi() -> int:
 
 
 def worker_paths(
-    runtime: str, folder: str, own_shm: bool = False, proc: tuple[str, ...] = ("/proc",)
+    runtime: str,
+    folder: str,
+    own_shm: bool = False,
+    proc: tuple[str, ...] = ("/proc",),
+    inputs: str | None = None,
 ) -> dict[str, int]:
     """{path: rights} of a worker running from `runtime` whose own folder (its part's scratch, holding its current
     folder) is `folder`: the system's programs and libraries, this Python and its packages, the runtime and the grading
-    folder above it (the inputs it is told of), read; its folder, everything, and /dev/shm too where it is the
+    folder `inputs` (the inputs it is told of; by default the folder above the runtime: a zygote forked from the
+    template runs from the template's copy), read; its folder, everything, and /dev/shm too where it is the
     worker's own (`own_shm`); the paths of /proc in `proc` (own_process_proc: the worker's own where /proc lists other
     processes); the shared temporary folders (SHARED_TEMP), nothing beyond what a rule above gives beneath them."""
     rights = {path: READ for path in (*SYSTEM, *proc)}
@@ -81,7 +86,7 @@ def worker_paths(
         *(p for p in sys.path if os.path.isabs(p)),
     }
     rights.update({os.path.realpath(path): READ for path in python})
-    rights.update({runtime: READ, os.path.dirname(runtime): READ})
+    rights.update({runtime: READ, inputs or os.path.dirname(runtime): READ})
     rights.update({path: EVERYTHING for path in ((*MEMORY_TEMP, folder) if own_shm else (folder,))})
     drop = os.environ.get(DROP_VARIABLE, "")
     if os.path.isabs(drop):  # set by the grader's own environment, never by a submission

@@ -22,7 +22,7 @@ training recipe sends `{"progress": {"epoch": e, "epochs": n, "loss": x}}` after
 "tokens" (the captions of the epoch's model) in a training check, which the grader answers with `{"stop": bool}`.
 Requests and replies are plain data (autograder.worker.protocol).
 
-    python -I -B RUNTIME/autograder/worker/main.py --module decoding [--module bleu ...] --control FD --memory BYTES ... [--own-shm] [--own-pids]
+    python -I -B RUNTIME/autograder/worker/main.py --module decoding [--module bleu ...] --control FD --memory BYTES ... [--own-shm] [--own-pids] [--inputs FOLDER]
 
 The student's module arrives as text in the first message (the staged file is readable by the grader only); it
 is compiled under the name SUBMISSION/<module>.py, a path that exists nowhere, and its lines are given to
@@ -296,7 +296,7 @@ def preload(modules: list[str]) -> None:
 
 REQUESTS, REPLIES = 3, 4  # a worker's two pipes: the grader's requests, its replies
 # How the zygote was confined (main's --own-shm and --own-pids), for the layer each worker adds (become_worker).
-CONFINEMENT = {"own_shm": False, "own_pids": False}
+CONFINEMENT: dict = {"own_shm": False, "own_pids": False, "inputs": None}
 
 
 def narrow_proc() -> None:
@@ -307,7 +307,7 @@ def narrow_proc() -> None:
     from autograder.worker import landlock
     from autograder.worker.confine import landlock as restrict
 
-    problem = restrict(CONFINEMENT["own_shm"], landlock.own_process_proc())
+    problem = restrict(CONFINEMENT["own_shm"], landlock.own_process_proc(), CONFINEMENT["inputs"])
     if problem and landlock.abi() > 0:
         print(f"worker: {problem}", file=sys.stderr, flush=True)
         os._exit(1)
@@ -402,7 +402,9 @@ def zygote(modules: list[str], control: socket.socket) -> None:
         control.send(json.dumps(answer).encode())
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """The zygote: started by the grader with the module's command line, or forked by the template
+    (autograder/worker/template.py), which passes the same arguments as `argv`."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--module", action="append", required=True, help="a part the zygote serves (repeatable)")
     parser.add_argument("--control", type=int, required=True)
@@ -412,13 +414,14 @@ def main() -> None:
     parser.add_argument("--processes", type=int, required=True)
     parser.add_argument("--own-shm", action="store_true", help="/dev/shm is a private tmpfs of this namespace")
     parser.add_argument("--own-pids", action="store_true", help="/proc lists this PID namespace's processes only")
-    args = parser.parse_args()
+    parser.add_argument("--inputs", help="the grading folder the workers read (default: the one above the runtime)")
+    args = parser.parse_args(argv)
     limit_resources(args.memory, args.cpu, args.file_size, args.processes)
     from autograder.worker.confine import confine
     from autograder.worker.init import set_dumpable
 
-    CONFINEMENT.update(own_shm=args.own_shm, own_pids=args.own_pids)
-    problem = confine(args.own_shm)
+    CONFINEMENT.update(own_shm=args.own_shm, own_pids=args.own_pids, inputs=args.inputs)
+    problem = confine(args.own_shm, args.inputs)
     if problem:
         print(f"worker: {problem}", file=sys.stderr, flush=True)
     try:

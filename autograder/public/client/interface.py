@@ -59,6 +59,11 @@ class Isolation(Protocol):
         """The prefix mounts a private /dev/shm (and /var/tmp) in the worker's namespace."""
 
     @property
+    def entry(self) -> dict | None:
+        """The prefix's sandbox as a process forked by the grading process's template enters it itself
+        (autograder/worker/sandbox_entry.py, client.template); None: the zygote is started behind the prefix."""
+
+    @property
     def note(self) -> str:
         """One line for the person running the checks."""
 
@@ -79,6 +84,7 @@ class SeparateProcess:
     prefix: tuple[str, ...] = ()
     pid_namespace: bool = False
     private_tmp: bool = False
+    entry: None = None  # a student's `check` starts one zygote for every part (SharedZygote): no template
     note: str = "isolation: separate process with limits"
 
     def owns(self, path: Path) -> None:

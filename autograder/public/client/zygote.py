@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from autograder.public.client.errors import ZygoteLost
 from autograder.public.client.interface import SEPARATE_PROCESS, Isolation, Limits
+from autograder.public.client.template import TemplateChild, current_template
 
 # Fixed waits of the grader's own machinery, not time limits of grading (autograder/public/limits.py says why):
 FORK_SECONDS = 15  # how long a zygote that answered before may take to fork a worker
@@ -28,7 +30,7 @@ class ZygoteState:
 
     folder: Path
     modules: tuple[str, ...]
-    proc: subprocess.Popen | None = None
+    proc: subprocess.Popen | TemplateChild | None = None
     control: socket.socket | None = None
     stdout: IO | None = None
     chain: tuple[tuple[int, int | None], ...] | None = None
@@ -78,19 +80,8 @@ def start_zygote(zygote: ZygoteState, runtime: Path, isolation: Isolation, limit
         else [sys.executable]
     )
     modules = [argument for module in zygote.modules for argument in ("--module", module)]
-    cmd = [
-        *isolation.prefix,
-        *python,
-        "-I",
-        "-B",
-        "--check-hash-based-pycs",
-        "always",
-        "-X",
-        "faulthandler",
-        str(runtime / "autograder" / "worker" / "main.py"),
+    arguments = [
         *modules,
-        "--control",
-        str(theirs.fileno()),
         "--memory",
         str(limits.memory_bytes),
         "--cpu",
@@ -101,6 +92,34 @@ def start_zygote(zygote: ZygoteState, runtime: Path, isolation: Isolation, limit
         str(limits.processes),
         *(["--own-shm"] if isolation.private_tmp else []),
         *(["--own-pids"] if isolation.pid_namespace else []),
+        "--inputs",
+        str(runtime.parent),
+    ]
+    entry = isolation.entry
+    if entry is not None:  # forked from this process's template, entering the sandbox itself
+        fds = (theirs.fileno(), zygote.stdout.fileno())
+        try:
+            try:
+                zygote.proc = current_template(environment).spawn(arguments, zygote.folder, environment, entry, fds)
+            except ZygoteLost:  # a template that died (of a worker's kill, where it can reach it) costs nobody a part
+                zygote.proc = current_template(environment).spawn(arguments, zygote.folder, environment, entry, fds)
+        finally:
+            theirs.close()
+        zygote.control, zygote.chain = ours, None
+        return
+    cmd = [
+        *isolation.prefix,
+        *python,
+        "-I",
+        "-B",
+        "--check-hash-based-pycs",
+        "always",
+        "-X",
+        "faulthandler",
+        str(runtime / "autograder" / "worker" / "main.py"),
+        *arguments,
+        "--control",
+        str(theirs.fileno()),
     ]
     try:
         zygote.proc = subprocess.Popen(

@@ -1,0 +1,213 @@
+"""The template process (autograder/worker/template.py) as a grading process holds it: one per process, started at
+its first sandboxed zygote from a runtime copy of its own, kept for every grade the process runs (`batch` grades many
+submissions in one process) and ended when the process ends. Every zygote of those grades is forked from it and
+enters its sandbox itself, so a grade imports torch once instead of once per zygote.
+
+The template runs no student code: it only forks. A zygote it forked is the template's child, not the grading
+process's, so the grading process holds it as a TemplateChild, which asks the template for its status.
+
+Its runtime copy outlives each grade, and a worker may be able to write to it (where it runs as the grader's own
+user, or as root without capabilities, it owns those files): a zygote imports from it what the template has not, so
+before every fork the copy is compared with what was copied (`runtime_fingerprint`), and a template whose copy
+changed is ended and replaced by a fresh one with a fresh copy. What one submission's code wrote there never reaches
+the next submission's workers.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder.public.client.disk import remove_tree
+from autograder.public.client.errors import ZygoteLost
+from autograder.public.client.runtime import copy_runtime
+
+START_SECONDS = 60  # how long the template may take to start and fork a zygote (its first fork may import torch)
+ANSWER_SECONDS = 15  # ... to answer a wait request beyond the seconds it was asked to wait
+
+
+@dataclass
+class Template:
+    """A running template: its process, its control socket, its folder (its runtime copy and output file) and the
+    process that started it (a forked grading process starts its own)."""
+
+    folder: Path
+    proc: subprocess.Popen
+    control: socket.socket
+    owner: int
+    fingerprint: dict[str, str]  # its runtime copy as copied (runtime_fingerprint)
+
+    @classmethod
+    def start(cls, environment: dict[str, str]) -> Template:
+        """A template from a runtime copy of its own, with `environment`."""
+        folder = Path(tempfile.mkdtemp(prefix="captionkit-template-"))
+        os.chmod(folder, 0o711)  # the sandbox user passes through to the runtime copy, and lists nothing
+        runtime = copy_runtime(folder / "runtime")
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        with open(folder / "output.txt", "ab") as output:
+            os.chmod(folder / "output.txt", 0o600)
+            try:
+                proc = subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-I",
+                        "-B",
+                        "--check-hash-based-pycs",
+                        "always",
+                        "-X",
+                        "faulthandler",
+                        str(runtime / "autograder" / "worker" / "template.py"),
+                        "--control",
+                        str(theirs.fileno()),
+                    ],
+                    stdin=subprocess.DEVNULL,
+                    stdout=output,
+                    stderr=subprocess.STDOUT,
+                    pass_fds=(theirs.fileno(),),
+                    cwd=folder,
+                    start_new_session=True,
+                    env={**environment, "HOME": str(folder), "TMPDIR": str(folder)},
+                )
+            finally:
+                theirs.close()
+        return cls(folder, proc, ours, os.getpid(), runtime_fingerprint(runtime))
+
+    def request(self, request: dict, timeout: float, fds: tuple[int, ...] = ()) -> dict:
+        """Send the template one request and return its answer; ZygoteLost when it has none in `timeout` seconds
+        (the template is then ended: a late answer must never be read as the next request's)."""
+        self.control.settimeout(timeout)
+        try:
+            socket.send_fds(self.control, [json.dumps(request).encode()], list(fds))
+            answer = json.loads(self.control.recv(4096) or b"null")
+        except (OSError, ValueError) as exc:
+            self.close()
+            raise ZygoteLost(f"the template is gone ({type(exc).__name__})") from None
+        if not isinstance(answer, dict):
+            self.close()
+            raise ZygoteLost("the template is gone")
+        return answer
+
+    def spawn(self, arguments: list[str], folder: Path, environment: dict, entry: dict, fds: tuple[int, int]):
+        """A zygote forked from the template: `arguments` are its command line's after main.py (but --control),
+        `fds` its control socket and output file; it enters `folder`, `environment` and the sandbox `entry`."""
+        answer = self.request(
+            {"start": arguments, "folder": str(folder), "environment": environment, "entry": entry},
+            START_SECONDS,
+            fds,
+        )
+        if type(answer.get("pid")) is not int:
+            raise ZygoteLost("the template did not fork")
+        return TemplateChild(self, answer["pid"])
+
+    @property
+    def running(self) -> bool:
+        return self.owner == os.getpid() and self.proc.poll() is None and self.control.fileno() != -1
+
+    @property
+    def intact(self) -> bool:
+        """Its runtime copy holds what was copied, and nothing else."""
+        return runtime_fingerprint(self.folder / "runtime") == self.fingerprint
+
+    def close(self) -> None:
+        """End the template (its zygotes are in sessions of their own, each ended by its Worker) and its folder."""
+        if self.owner != os.getpid():
+            return
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        self.control.close()
+        remove_tree(self.folder)
+
+
+class TemplateChild:
+    """A zygote forked by the template, held as a subprocess.Popen is held (pid, poll, wait, returncode): its
+    status comes from the template, its parent."""
+
+    def __init__(self, template: Template, pid: int):
+        self.template, self.pid = template, pid
+        self.returncode: int | None = None
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            seconds = 3600.0 if timeout is None else timeout
+            try:
+                status = self.template.request({"wait": self.pid, "seconds": seconds}, seconds + ANSWER_SECONDS)
+            except ZygoteLost:  # the template's end took its children's statuses with it: gone, or unknown
+                if _gone(self.pid):
+                    self.returncode = -signal.SIGKILL
+                    return -signal.SIGKILL
+                status = {"status": None}
+            if type(status.get("status")) is not int:
+                raise subprocess.TimeoutExpired(f"zygote {self.pid}", seconds)
+            self.returncode = os.waitstatus_to_exitcode(status["status"])
+        return int(self.returncode)
+
+    def poll(self) -> int | None:
+        try:
+            return self.wait(0)
+        except subprocess.TimeoutExpired:
+            return None
+
+
+def runtime_fingerprint(runtime: Path) -> dict[str, str]:
+    """Every entry under `runtime` (symbolic links not followed): a file's SHA-256, anything else its kind."""
+    found = {}
+    for folder, folders, files in os.walk(runtime):
+        for name in (*folders, *files):
+            path = os.path.join(folder, name)
+            kind = os.lstat(path).st_mode
+            if stat.S_ISREG(kind):
+                with open(path, "rb") as f:
+                    found[os.path.relpath(path, runtime)] = hashlib.sha256(f.read()).hexdigest()
+            else:
+                found[os.path.relpath(path, runtime)] = f"kind {stat.S_IFMT(kind)}"
+    return found
+
+
+def _gone(pid: int) -> bool:
+    """Process `pid` has ended (or is a zombie nobody will collect for us)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (OSError, IndexError):
+        return True
+
+
+_current: Template | None = None
+
+
+def current_template(environment: dict[str, str]) -> Template:
+    """This process's template: started at first use (with the worker's scrubbed `environment`), again when the one
+    there was is gone or its runtime copy changed, and ended when the process exits."""
+    global _current
+    if _current is None or not _current.running or not _current.intact:
+        if _current is not None:
+            _current.close()
+        _current = Template.start(environment)
+    return _current
+
+
+def close_template() -> None:
+    """End this process's template, if it started one."""
+    global _current
+    if _current is not None:
+        _current.close()
+        _current = None
+
+
+atexit.register(close_template)
