@@ -1,6 +1,7 @@
 """Benchmark batch grading: submissions per CPU-minute, and the speed-up of `--jobs 2` over `--jobs 1`.
 
     python benchmarks/batch_benchmark.py [--submissions 4] [--jobs 1 2] [--part MODULE ...] [--local-cluster]
+                                         [--baseline REF]
 
 The class alternates the reference solutions and the bundled sample submission (autograder/grader/sample.py), each
 holding the modules of --part (default: all seven). Every configuration grades the same class into a fresh
@@ -8,12 +9,14 @@ folder, measured as a whole process tree by grade_benchmark.measure (CPU seconds
 descendants, wall seconds, peak PSS). --local-cluster adds `--jobs N` on a dask.distributed LocalCluster of N
 single-threaded worker processes (the extra `.[cluster]`), the alternative to the process pool that `batch`
 uses without --scheduler. On a machine shared with other work the figures stretch: the command prints the
-load average beside them.
+load average beside them. --baseline REF grades the same class with a worktree of REF too, each configuration in
+both trees one after the other, and prints this tree's CPU seconds per submission against REF's.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sys
@@ -23,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
+from baseline import environment, worktree  # noqa: E402
 from grade_benchmark import measure  # noqa: E402
 
 from autograder.grader import sample  # noqa: E402
@@ -57,9 +61,15 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--part", action="append", choices=MODULES, help="modules each submission holds (all)")
     parser.add_argument("--local-cluster", action="store_true", help="also grade on a dask LocalCluster")
+    parser.add_argument(
+        "--baseline", help="also grade the class with this commit's kit (a worktree), per configuration"
+    )
     args = parser.parse_args()
     rows = []
-    with tempfile.TemporaryDirectory(prefix="captionkit-batch-benchmark-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="captionkit-batch-benchmark-") as tmp, contextlib.ExitStack() as stack:
+        trees = {"this tree": ROOT}
+        if args.baseline:
+            trees[args.baseline] = stack.enter_context(worktree(args.baseline))
         klass = make_class(Path(tmp), args.submissions, args.part or list(MODULES))
         configurations = [
             (
@@ -75,25 +85,34 @@ def main() -> int:
                 if j > 1
             ]
         for i, (name, command) in enumerate(configurations):
-            load = os.getloadavg()[0]
-            result = measure([c.replace("{out}", str(Path(tmp) / f"out-{i}")) for c in command])
-            if result["returncode"] != 0:
-                print(result["output"][-3000:])
-                return 1
-            rows.append((name, result, load))
+            for tree_name, tree in trees.items():
+                load = os.getloadavg()[0]
+                out = Path(tmp) / f"out-{i}-{len(rows)}"
+                result = measure([c.replace("{out}", str(out)) for c in command], tree, environment())
+                if result["returncode"] != 0:
+                    print(result["output"][-3000:])
+                    return 1
+                rows.append((name, tree_name, result, load))
     print(f"\n{args.submissions} submissions ({', '.join(args.part or ['all parts'])}), on {os.cpu_count()} cores")
     print(
-        f"{'configuration':34s} {'CPU s':>7s} {'wall s':>7s} {'subm./CPU-min':>14s} {'speed-up':>9s} "
+        f"{'configuration':34s} {'tree':>10s} {'CPU s':>7s} {'wall s':>7s} {'subm./CPU-min':>14s} {'speed-up':>9s} "
         f"{'peak PSS MB':>12s} {'load before':>12s}"
     )
-    base = next((r["wall_seconds"] for name, r, _ in rows if name.startswith("--jobs 1 ")), None)
-    for name, r, load in rows:
+    base = next((r["wall_seconds"] for name, _, r, _ in rows if name.startswith("--jobs 1 ")), None)
+    for name, tree_name, r, load in rows:
         per_minute = args.submissions / (r["cpu_seconds"] / 60)
         speed_up = f"{base / r['wall_seconds']:.2f}x" if base else "-"
         print(
-            f"{name:34s} {r['cpu_seconds']:7.1f} {r['wall_seconds']:7.1f} {per_minute:14.2f} {speed_up:>9s} "
-            f"{r['peak_tree_pss_mb']:12.0f} {load:12.2f}"
+            f"{name:34s} {tree_name[:10]:>10s} {r['cpu_seconds']:7.1f} {r['wall_seconds']:7.1f} {per_minute:14.2f} "
+            f"{speed_up:>9s} {r['peak_tree_pss_mb']:12.0f} {load:12.2f}"
         )
+    if args.baseline:
+        for name, _ in configurations:
+            cpu = {t: r["cpu_seconds"] / args.submissions for n, t, r, _ in rows if n == name}
+            print(
+                f"{name}: {cpu['this tree']:.1f} CPU s per submission against {cpu[args.baseline]:.1f} at "
+                f"{args.baseline} ({cpu['this tree'] / cpu[args.baseline]:.2f}x; target <= 0.7)"
+            )
     return 0
 
 

@@ -20,11 +20,13 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from baseline import worktree  # noqa: E402
+
 CASES = (
     ("reference, every part", ("-m", "autograder", "check", "solutions")),
     ("reference, one part", ("-m", "autograder", "check", "solutions", "--part", "show_and_tell")),
@@ -61,33 +63,26 @@ def main(argv: list[str] | None = None) -> int:
     if args.runs < 1:
         parser.error(f"--runs: expected at least 1, got {args.runs}")
     print(f"load average: {os.getloadavg()[0]:.2f} (1 min); {os.cpu_count()} CPUs; {args.runs} runs of each")
-    with tempfile.TemporaryDirectory(prefix="check-benchmark-") as tmp:
-        baseline = Path(tmp) / "baseline"
-        subprocess.run(
-            ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(baseline), args.baseline], check=True
-        )
-        try:
-            trees = {"this tree": ROOT, args.baseline: baseline}
-            for tree in trees.values():  # a first run of each: Python's caches of the compiled modules
-                timed(tree, CASES[1][1])
-            print(f"{'case':40s} {'this tree':>18s} {args.baseline:>18s} {'ratio':>6s} {'CPU s (this, base)':>20s}")
-            for case, arguments in [*CASES, *([] if args.no_train else [TRAIN])]:
-                runs = {name: [] for name in trees}
-                for _ in range(1 if arguments == TRAIN[1] else args.runs):
-                    for name, tree in trees.items():
-                        runs[name].append(timed(tree, arguments))
-                walls = {name: [wall for wall, _ in got] for name, got in runs.items()}
-                cpus = {name: statistics.median(cpu for _, cpu in got) for name, got in runs.items()}
-                ours, theirs = (statistics.median(walls[name]) for name in trees)
-                cells = [f"{statistics.median(w):6.2f} ({min(w):.2f}-{max(w):.2f})" for w in walls.values()]
-                target = target_of(case)
-                verdict = "" if target is None else f"  target {target:g} s: {'met' if ours <= target else 'MISSED'}"
-                print(
-                    f"{case:40s} {cells[0]:>18s} {cells[1]:>18s} {ours / theirs:6.2f} "
-                    f"{cpus['this tree']:9.1f} {cpus[args.baseline]:9.1f}{verdict}"
-                )
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(baseline)], check=False)
+    with worktree(args.baseline) as baseline:
+        trees = {"this tree": ROOT, args.baseline: baseline}
+        for tree in trees.values():  # a first run of each: Python's caches of the compiled modules
+            timed(tree, CASES[1][1])
+        print(f"{'case':40s} {'this tree':>18s} {args.baseline:>18s} {'ratio':>6s} {'CPU s (this, base)':>20s}")
+        for case, arguments in [*CASES, *([] if args.no_train else [TRAIN])]:
+            runs = {name: [] for name in trees}
+            for _ in range(1 if arguments == TRAIN[1] else args.runs):
+                for name, tree in trees.items():
+                    runs[name].append(timed(tree, arguments))
+            walls = {name: [wall for wall, _ in got] for name, got in runs.items()}
+            cpus = {name: statistics.median(cpu for _, cpu in got) for name, got in runs.items()}
+            ours, theirs = (statistics.median(walls[name]) for name in trees)
+            cells = [f"{statistics.median(w):6.2f} ({min(w):.2f}-{max(w):.2f})" for w in walls.values()]
+            target = target_of(case)
+            verdict = "" if target is None else f"  target {target:g} s: {'met' if ours <= target else 'MISSED'}"
+            print(
+                f"{case:40s} {cells[0]:>18s} {cells[1]:>18s} {ours / theirs:6.2f} "
+                f"{cpus['this tree']:9.1f} {cpus[args.baseline]:9.1f}{verdict}"
+            )
     return 0
 
 

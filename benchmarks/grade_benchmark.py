@@ -1,9 +1,10 @@
 """Benchmark one grading command: CPU seconds, wall seconds and peak memory of its whole process tree, on a quiet
 machine and while another process keeps one core busy.
 
-    python benchmarks/grade_benchmark.py [--mode quiet|loaded|both] [--runs N] [-- COMMAND ...]
+    python benchmarks/grade_benchmark.py [--mode quiet|loaded|both] [--runs N] [--baseline REF] [-- COMMAND ...]
                 (default: both modes of a full grade of the reference, `engine.grade(solutions)`, which also
-                prints where its seconds went: each part's checks, its training checks, the rest)
+                prints where its seconds went: each part's checks, its training checks, the rest; --baseline: the
+                same grade in a worktree of REF too, alternating, and the ratio of the two trees' medians)
 
 "loaded" starts a process that spins on one core for as long as the command runs (what another grading job or a
 student's notebook does to a shared machine); "quiet" adds nothing, so the machine must be idle otherwise: the
@@ -34,6 +35,7 @@ Gradescope's default container: 1/2 vCPU, 768 MB, 10 minutes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import statistics
@@ -118,10 +120,10 @@ def tree_memory(root: int, per_process: list | None = None, cpu: dict | None = N
     return pss, rss
 
 
-def measure(command: list[str]) -> dict:
+def measure(command: list[str], cwd: Path | None = None, env: dict | None = None) -> dict:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd, env=env)
     peak_pss = peak_rss = 0
     at_peak: list = []
     cpu_of: dict = {}
@@ -221,15 +223,16 @@ def stolen_seconds() -> float:
     return int(fields[8]) / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else 0.0
 
 
-def measure_in(mode: str, command: list[str]) -> dict:
-    """measure(command) on this machine as it is ("quiet") or beside a process spinning on one core ("loaded")."""
+def measure_in(mode: str, command: list[str], cwd: Path | None = None, env: dict | None = None) -> dict:
+    """measure(command) on this machine as it is ("quiet") or beside a process spinning on one core ("loaded"), in
+    `cwd` with `env`."""
     load = os.getloadavg()[0]
     cached = cached_encodings()
     spinner = subprocess.Popen([sys.executable, "-c", SPIN]) if mode == "loaded" else None
     stolen = stolen_seconds()
     try:
         return {
-            **measure(command),
+            **measure(command, cwd, env),
             "mode": mode,
             "load_before": load,
             "stolen": stolen_seconds() - stolen,
@@ -245,25 +248,38 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mode", choices=("quiet", "loaded", "both"), default="both")
     parser.add_argument("--runs", type=int, default=1, help="how many times to measure each mode (default 1)")
+    parser.add_argument("--baseline", help="also grade the reference of this commit, alternating (the default command)")
     parser.add_argument("command", nargs="*", help="the command to measure")
     args = parser.parse_args()
     if args.runs < 1:
         parser.error(f"--runs: expected a positive number, got {args.runs}")
+    if args.baseline and args.command:
+        parser.error("--baseline: compares the default command (a grade of the reference), not a command of yours")
     root = Path(__file__).resolve().parents[1]
     sys.path.insert(0, str(root))  # shared/, for the encoder cache's folder
-    command = args.command or [sys.executable, "-c", GRADE_WITH_BREAKDOWN, str(root / "solutions")]
+    sys.path.insert(0, str(root / "benchmarks"))
+    from baseline import environment, worktree
+
     modes = ("quiet", "loaded") if args.mode == "both" else (args.mode,)
     results = []
-    for mode in [m for _ in range(args.runs) for m in modes]:
-        # The yardstick right before each run (on the machine as it is, without the spinner): its speed drifts within
-        # a set of runs (one commit's grade measured 50 to 64 CPU s within half an hour), so each run is read beside it.
-        yardstick = import_seconds(runs=1)
-        results.append({**measure_in(mode, command), "yardstick": yardstick})
+    with contextlib.ExitStack() as stack:
+        trees = {"this tree": root}
+        if args.baseline:
+            trees[args.baseline] = stack.enter_context(worktree(args.baseline))
+        for mode in [m for _ in range(args.runs) for m in modes]:
+            for tree_name, tree in trees.items():
+                command = args.command or [sys.executable, "-c", GRADE_WITH_BREAKDOWN, str(tree / "solutions")]
+                # The yardstick right before each run (on the machine as it is, without the spinner): its speed drifts
+                # within a set of runs (one commit's grade measured 50 to 64 CPU s within half an hour), so each run is
+                # read beside it.
+                yardstick = import_seconds(runs=1)
+                measured = measure_in(mode, command, tree if args.baseline else None, environment())
+                results.append({**measured, "yardstick": yardstick, "tree": tree_name})
     for result in results:
         print(result["output"][-3000:])
         print(
             f"mode:           {result['mode']} (load average before: {result['load_before']:.2f} on "
-            f"{os.cpu_count()} cores)"
+            f"{os.cpu_count()} cores), {result['tree']}"
         )
         print(f"command:        {result['command'].splitlines()[0][:120]}")
         print(f"exit status:    {result['returncode']}")
@@ -287,29 +303,40 @@ def main() -> int:
             )
     if len(results) > 1:
         print(
-            f"\n{'mode':8s} {'CPU s':>7s} {'wall s':>7s} {'peak PSS MB':>12s} {'peak RSS MB':>12s} {'load before':>12s} "
+            f"\n{'tree':10s} {'mode':8s} {'CPU s':>7s} {'wall s':>7s} {'peak PSS MB':>12s} {'peak RSS MB':>12s} {'load before':>12s} "
             f"{'import torch CPU s':>19s} {'steal s':>8s} {'CPU s / import':>15s}"
         )
         for r in results:
             print(
-                f"{r['mode']:8s} {r['cpu_seconds']:7.1f} {r['wall_seconds']:7.1f} {r['peak_tree_pss_mb']:12.0f} "
+                f"{r['tree'][:10]:10s} {r['mode']:8s} {r['cpu_seconds']:7.1f} {r['wall_seconds']:7.1f} {r['peak_tree_pss_mb']:12.0f} "
                 f"{r['peak_tree_rss_mb']:12.0f} {r['load_before']:12.2f} {r['yardstick']:19.2f} {r['stolen']:8.1f} "
                 f"{r['cpu_seconds'] / r['yardstick']:15.1f}"
             )
-    if args.runs > 1:
+    if args.runs > 1 or args.baseline:
         print(
-            f"\n{'mode':8s} {'runs':>5s} {'CPU s: median (range)':>24s} {'wall s: median (range)':>24s} "
+            f"\n{'tree':10s} {'mode':8s} {'runs':>5s} {'CPU s: median (range)':>24s} {'wall s: median (range)':>24s} "
             f"{'peak PSS MB: median (range)':>28s}"
         )
+        medians = {}
         for mode in modes:
-            of = [r for r in results if r["mode"] == mode]
-            cells = []
-            for key, digits in (("cpu_seconds", 1), ("wall_seconds", 1), ("peak_tree_pss_mb", 0)):
-                values = [r[key] for r in of]
-                cells.append(
-                    f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f} .. {max(values):.{digits}f})"
+            for tree_name in trees:
+                of = [r for r in results if r["mode"] == mode and r["tree"] == tree_name]
+                cells = []
+                for key, digits in (("cpu_seconds", 1), ("wall_seconds", 1), ("peak_tree_pss_mb", 0)):
+                    values = [r[key] for r in of]
+                    medians[tree_name, mode, key] = statistics.median(values)
+                    cells.append(
+                        f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f} .. {max(values):.{digits}f})"
+                    )
+                print(f"{tree_name[:10]:10s} {mode:8s} {len(of):5d} {cells[0]:>24s} {cells[1]:>24s} {cells[2]:>28s}")
+        if args.baseline:
+            for mode in modes:
+                cpu = medians["this tree", mode, "cpu_seconds"] / medians[args.baseline, mode, "cpu_seconds"]
+                pss = medians["this tree", mode, "peak_tree_pss_mb"]
+                print(
+                    f"{mode}: this tree's median CPU seconds are {cpu:.2f}x {args.baseline}'s (target <= 0.7); its "
+                    f"median peak PSS {pss:.0f} MB (target <= 450)"
                 )
-            print(f"{mode:8s} {len(of):5d} {cells[0]:>24s} {cells[1]:>24s} {cells[2]:>28s}")
     sticks = [r["yardstick"] for r in results]
     print(
         f"\nthis machine: `import torch` in a fresh interpreter took {statistics.median(sticks):.2f} CPU s (median of "
