@@ -65,8 +65,15 @@ _CHILD = (
 
 
 def _under_watchdog(job: Job, progress: str | None) -> dict:
+    from autograder.public.client import template
+    from autograder.public.client.zygote import worker_environment
+
     limit = job.watchdog or default_watchdog()
     started = time.monotonic()
+    # This process's template, lent to the grading process of each submission it grades: torch is imported once per
+    # batch worker, not once per submission (a fresh one whenever its runtime copy changed: client.template).
+    kept = template.current_template(worker_environment(Path(tempfile.gettempdir())))
+    lent_fd, lent = kept.lend()
     with tempfile.TemporaryDirectory(prefix="captionkit-job-") as tmp:  # mode 0700: root's alone
         job_file = Path(tmp) / "job.pickle"
         job_file.write_bytes(pickle.dumps((job, progress, limits.LIMITS)))  # the limits this process grades under
@@ -75,8 +82,9 @@ def _under_watchdog(job: Job, progress: str | None) -> dict:
             child = subprocess.Popen(
                 [sys.executable, "-c", _CHILD, str(ROOT), str(job_file), str(write_end)],
                 stdin=subprocess.PIPE,
-                pass_fds=(write_end,),
+                pass_fds=(write_end, lent_fd),
                 start_new_session=True,
+                env={**os.environ, template.LENT_VARIABLE: lent},
             )
         finally:
             os.close(write_end)
@@ -86,9 +94,11 @@ def _under_watchdog(job: Job, progress: str | None) -> dict:
         finally:  # on any way out without the result (an interrupt included), the grading process is ended
             os.close(read_end)
             if data is None:
-                _end(child)
+                _end(child, kept.proc.pid)
             child.stdin.close()
             child.wait()
+            if not data:  # ended without its result: it may have left a request half done, so a fresh template
+                template.close_template()
     if data is None:
         return _stopped(limit)
     if not data:  # its traceback, if any, went to this process's standard error
@@ -112,13 +122,15 @@ def _read_until(fd: int, deadline: float) -> bytes | None:
         chunks.append(chunk)
 
 
-def _end(child: subprocess.Popen) -> None:
-    """Kill the grading process, what it started (each worker leads a session of its own) and every process of a
-    sandbox user that no grader holds now."""
+def _end(child: subprocess.Popen, template_pid: int) -> None:
+    """Kill the grading process, what it started (each worker leads a session of its own), what the template forked
+    for it (the template serves one grading process at a time) and every process of a sandbox user that no grader
+    holds now."""
     from autograder.grader.sandbox_users import sweep_free_slots
     from autograder.public.client.processes import children_of
 
-    started, level = [], [child.pid]
+    forked = children_of(template_pid)
+    started, level = list(forked), [child.pid, *forked]
     while level:
         level = [grandchild for pid in level for grandchild in children_of(pid)]
         started.extend(level)
@@ -147,6 +159,11 @@ def _stopped(seconds: float) -> dict:
 def _child(job_file: str, result_fd: int) -> None:
     """The grading process of one submission (started by _under_watchdog)."""
     threading.Thread(target=_end_with_stdin, daemon=True).start()
+    from autograder.public.client import template
+
+    lent = os.environ.pop(template.LENT_VARIABLE, None)
+    if lent:  # the batch worker's template: this process forks its zygotes from it
+        template.adopt(lent)
     job, progress, limits.LIMITS = pickle.loads(Path(job_file).read_bytes())
     try:
         shown = None if progress is None else for_terminal(prefix=progress, position=1)

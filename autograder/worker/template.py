@@ -17,6 +17,8 @@ descriptors. It serves the grading process's control socket, one request at a ti
 - `{"wait": PID, "seconds": S}`: the wait status of a zygote it forked, once it has ended within S seconds (null:
   not yet). Answers `{"status": STATUS or null}`.
 
+Every answer repeats the request's "seq".
+
 Nothing of a grade reaches it but these requests: a folder name, limits, part names and an environment.
 """
 
@@ -93,12 +95,18 @@ def serve(control: socket.socket) -> None:
             for fd in fds:
                 os.close(fd)
             reply = {"status": None} if "wait" in request else {"pid": None}
+        reply["seq"] = request.get("seq")  # the request's number: an answer is read only by the request it is for
         control.send(json.dumps(reply).encode())
         data = request = reply = None  # type: ignore[assignment]  # nothing of one request stays for the next fork
 
 
 def fork_zygote(request: dict, fds: list[int]) -> int:
     """Preload the parts the request names, fork, and return the child's pid (the child becomes the zygote)."""
+    for pid in list(CHILDREN):  # collect the zygotes that ended (a killed grading process never asks for theirs)
+        zygote_main.wait_for(pid, STATUSES, 0)
+    for pid in list(STATUSES)[:-256]:  # kept for a while, in case their grading process asks
+        STATUSES.pop(pid)
+        CHILDREN.discard(pid)
     zygote_main.preload(_modules(request["start"]))
     sys.stdout.flush()
     sys.stderr.flush()

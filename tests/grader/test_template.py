@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grader import engine, isolation
+from autograder.grader import batch_jobs, batch_worker, isolation
 from autograder.grader.sandbox import Sandbox, entry_of
 from autograder.public.client import Worker, copy_runtime, remove_tree, template
 from autograder.public.limits import Deadline
@@ -191,24 +191,33 @@ if any(_marks):
 """
 
 
-def test_the_template_serves_every_grade_of_a_process_and_carries_nothing_from_one_to_the_next(open_folder):
-    """Two submissions graded one after the other in one process, as `batch` does: the first leaves marks everywhere
-    its process's state could carry them; the second, the reference but for a check of those marks at import, gets
-    every point, from a zygote of the same template."""
+def _maps(pid: int) -> str:
+    with open(f"/proc/{pid}/maps") as f:
+        return f.read()
+
+
+def test_a_batch_worker_lends_one_template_to_every_submission_and_nothing_of_one_reaches_the_next(open_folder):
+    """Two submissions graded one after the other by one batch worker, each in a grading process of its own: the
+    first leaves marks everywhere its process's state could carry them; the second, the reference but for a check of
+    those marks at import, gets every point, its zygotes forked from the same template, which imported torch for
+    them (the grading processes never started one of their own)."""
     reference = (ROOT / "solutions" / "decoding.py").read_text()
-    marking, checking = open_folder / "marking", open_folder / "checking"
-    for folder, text in ((marking, _marking_module(reference)), (checking, reference + CHECK_MARKS)):
-        folder.mkdir()
-        (folder / "decoding.py").write_text(text)
-    options = engine.GradeOptions(parts=("decoding",), training="without")
-    first = engine.grade(marking, options)
-    used = template._current
-    assert used is not None and used.running, "the grade forked its zygotes from no template"
-    second = engine.grade(checking, options)
-    assert second.score == second.max_score > 0, [r.output for r in second.results if r.score < r.max_score][:3]
-    assert first.score == first.max_score  # its marks cost it nothing either
-    if used.intact:  # a worker that could write to the runtime copy ends its template (test below)
-        assert template._current is used, "a new template for the second grade"
+    jobs = []
+    for name, text in (("marking", _marking_module(reference)), ("checking", reference + CHECK_MARKS)):
+        (open_folder / name).mkdir()
+        (open_folder / name / "decoding.py").write_text(text)
+        files = batch_jobs.snapshot(open_folder / name)
+        jobs.append(batch_jobs.Job(name, name, files, ("decoding",), False, batch_jobs.kit_fingerprint()))
+    template.close_template()
+    first = batch_worker.grade_job(jobs[0])
+    kept = template._current
+    assert kept is not None and kept.running and "libtorch" in _maps(kept.proc.pid)
+    second = batch_worker.grade_job(jobs[1])
+    for graded in (first, second):  # the marks cost the first nothing either
+        tests = graded["results"]["tests"]
+        assert graded["results"]["score"] == sum(t["max_score"] for t in tests) > 0, [t["output"] for t in tests][:3]
+    if kept.intact:  # a worker that could write to the runtime copy ends its template (test below)
+        assert template._current is kept, "a new template for the second submission"
 
 
 def test_a_runtime_copy_a_worker_changed_is_never_forked_from_again(open_folder):

@@ -6,6 +6,10 @@ enters its sandbox itself, so a grade imports torch once instead of once per zyg
 The template runs no student code: it only forks. A zygote it forked is the template's child, not the grading
 process's, so the grading process holds it as a TemplateChild, which asks the template for its status.
 
+A batch's worker keeps its template across the submissions it grades, each in a grading process of its own that
+it lends the template to (Template.lend, adopt); every request carries a number the answer repeats, so that an answer
+meant for a grading process that was killed is never read by the next.
+
 Its runtime copy outlives each grade, and a worker may be able to write to it (where it runs as the grader's own
 user, or as root without capabilities, it owns those files): a zygote imports from it what the template has not, so
 before every fork the copy is compared with what was copied (`runtime_fingerprint`), and a template whose copy
@@ -19,6 +23,7 @@ import atexit
 import hashlib
 import json
 import os
+import secrets
 import signal
 import socket
 import stat
@@ -46,6 +51,7 @@ class Template:
     control: socket.socket
     owner: int
     fingerprint: dict[str, str]  # its runtime copy as copied (runtime_fingerprint)
+    lent: bool = False  # another process's template, lent to this one (adopt): never ended here
 
     @classmethod
     def start(cls, environment: dict[str, str]) -> Template:
@@ -85,10 +91,14 @@ class Template:
     def request(self, request: dict, timeout: float, fds: tuple[int, ...] = ()) -> dict:
         """Send the template one request and return its answer; ZygoteLost when it has none in `timeout` seconds
         (the template is then ended: a late answer must never be read as the next request's)."""
+        number = secrets.randbits(63)  # echoed: an answer to an earlier process's request is never read as this one's
         self.control.settimeout(timeout)
         try:
-            socket.send_fds(self.control, [json.dumps(request).encode()], list(fds))
-            answer = json.loads(self.control.recv(4096) or b"null")
+            socket.send_fds(self.control, [json.dumps({**request, "seq": number}).encode()], list(fds))
+            while True:
+                answer = json.loads(self.control.recv(4096) or b"null")
+                if not isinstance(answer, dict) or answer.get("seq") == number:
+                    break
         except (OSError, ValueError) as exc:
             self.close()
             raise ZygoteLost(f"the template is gone ({type(exc).__name__})") from None
@@ -111,7 +121,13 @@ class Template:
 
     @property
     def running(self) -> bool:
-        return self.owner == os.getpid() and self.proc.poll() is None and self.control.fileno() != -1
+        alive = not _gone(self.proc.pid) if self.lent else self.proc.poll() is None
+        return self.owner == os.getpid() and alive and self.control.fileno() != -1
+
+    def lend(self) -> tuple[int, str]:
+        """What a child process (a batch's grading process of one submission) needs to use this template (adopt):
+        the descriptor to pass it, and the value of LENT_VARIABLE to set in its environment."""
+        return self.control.fileno(), f"{self.control.fileno()}:{self.proc.pid}:{self.folder}"
 
     @property
     def intact(self) -> bool:
@@ -119,8 +135,12 @@ class Template:
         return runtime_fingerprint(self.folder / "runtime") == self.fingerprint
 
     def close(self) -> None:
-        """End the template (its zygotes are in sessions of their own, each ended by its Worker) and its folder."""
+        """End the template (its zygotes are in sessions of their own, each ended by its Worker) and its folder; a lent
+        one is only let go."""
         if self.owner != os.getpid():
+            return
+        if self.lent:
+            self.control.close()
             return
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
@@ -188,7 +208,32 @@ def _gone(pid: int) -> bool:
         return True
 
 
+class _LentProcess:
+    """The pid of a lent template, held as its Popen is."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+
+
 _current: Template | None = None
+LENT_VARIABLE = "CAPTIONKIT_TEMPLATE"  # "FD:PID:FOLDER" of a template lent by the parent process (Template.lend)
+
+
+def adopt(lent: str) -> None:
+    """Use the template `lent` (LENT_VARIABLE's value) as this process's, from now on: the parent keeps it across
+    the submissions it grades, one process per submission. Its runtime copy is taken as it is now (the parent checked
+    it before this process started); a changed copy or a lost template makes this process start its own."""
+    global _current
+    fd, pid, folder = lent.split(":", 2)
+    control = socket.socket(fileno=int(fd))
+    _current = Template(
+        Path(folder),
+        _LentProcess(int(pid)),  # type: ignore[arg-type]
+        control,
+        os.getpid(),
+        runtime_fingerprint(Path(folder) / "runtime"),
+        lent=True,
+    )
 
 
 def current_template(environment: dict[str, str]) -> Template:
