@@ -122,6 +122,22 @@ def _reap() -> None:
             return
 
 
+def _kill_all_as(uid: int, gid: int) -> None:
+    """kill(-1, SIGKILL) as user `uid`: every process of that user at once. The kernel signals them all while no
+    process can fork, so a chain of processes that keeps forking and leaving (a new pid each time) is ended too; a scan
+    of /proc and a kill per pid can miss it, a sweep after sweep (docs/security.md, the template's review)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+            os.setresuid(uid, uid, uid)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
 def sweep(isolation: Sandbox, keep: frozenset[int] = frozenset()) -> int:
     """Kill every process of the sandbox user but those in `keep` (a part's zygote and its init, between two workers
     of the part) and delete its files and folders in the temporary folders and in every world-writable folder beneath
@@ -130,6 +146,8 @@ def sweep(isolation: Sandbox, keep: frozenset[int] = frozenset()) -> int:
     if isolation.uid is None:
         return 0
     _reap()
+    if not keep and isolation.gid is not None:
+        _kill_all_as(isolation.uid, isolation.gid)
     killed = 0
     for _ in range(20):  # a fork bomb may respawn between scans
         pids = [pid for pid in processes_of(isolation.uid) if pid not in keep]

@@ -212,6 +212,32 @@ def test_A46_no_queue_survives_and_no_socket_reaches_outside(tmp_path, open_fold
     assert found["abstract"].startswith("PermissionError") and found["file"].startswith("PermissionError"), found
 
 
+@pytest.mark.caps
+def test_A74_the_sweep_ends_a_process_its_scan_of_proc_misses(monkeypatch):
+    """A chain of processes of the sandbox user that forks and leaves in a loop has a new pid at every moment: it
+    outlived sweep after sweep of one grade (an outside review, under Docker's capabilities), because a sweep listed
+    the user's processes and killed each by a pid that had already left. Had it outlived the last one too, it would
+    have met the user's next worker, another submission's in `batch`. The sweep now first kills every process of the
+    user at once, as that user (the kernel lets no process fork meanwhile): here a process its scan cannot see at all
+    (the worst such race) is ended all the same."""
+    user_switch("the sweep of the sandbox user's processes")
+    from autograder.grader import sandbox
+
+    isolation = detect()
+    hidden = subprocess.Popen(
+        ["setpriv", f"--reuid={isolation.uid}", f"--regid={isolation.gid}", "--clear-groups", "sleep", "60"]
+    )
+    try:
+        time.sleep(0.2)
+        assert hidden.poll() is None
+        monkeypatch.setattr(sandbox, "processes_of", lambda uid: [])  # a scan that finds nothing
+        isolation.sweep()
+        assert hidden.wait(timeout=5) == -9
+    finally:
+        hidden.kill()
+        hidden.wait()
+
+
 def test_A46_the_sweep_removes_the_sandbox_user_s_message_queues(tmp_path):
     """A queue the sandbox user made (here without the worker's seccomp filter, which refuses mq_open) is removed by
     the sweep, wherever the message-queue file system is mounted (Docker mounts it at /dev/mqueue)."""
