@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import multiprocessing.forkserver
 import os
 import tempfile
 from pathlib import Path
@@ -200,7 +201,8 @@ def test_a_batch_worker_lends_one_template_to_every_submission_and_nothing_of_on
     """Two submissions graded one after the other by one batch worker, each in a grading process of its own: the
     first leaves marks everywhere its process's state could carry them; the second, the reference but for a check of
     those marks at import, gets every point, its zygotes forked from the same template, which imported torch for
-    them (the grading processes never started one of their own)."""
+    them (the grading processes never started one of their own), and its grading process forked by the same
+    forkserver, which imported torch for the grading processes."""
     reference = (ROOT / "solutions" / "decoding.py").read_text()
     jobs = []
     for name, text in (("marking", _marking_module(reference)), ("checking", reference + CHECK_MARKS)):
@@ -212,7 +214,10 @@ def test_a_batch_worker_lends_one_template_to_every_submission_and_nothing_of_on
     first = batch_worker.grade_job(jobs[0])
     kept = template._current
     assert kept is not None and kept.running and "libtorch" in _maps(kept.proc.pid)
+    forkserver = multiprocessing.forkserver._forkserver._forkserver_pid
+    assert forkserver is not None and "libtorch" in _maps(forkserver)
     second = batch_worker.grade_job(jobs[1])
+    assert multiprocessing.forkserver._forkserver._forkserver_pid == forkserver
     for graded in (first, second):  # the marks cost the first nothing either
         tests = graded["results"]["tests"]
         assert graded["results"]["score"] == sum(t["max_score"] for t in tests) > 0, [t["output"] for t in tests][:3]

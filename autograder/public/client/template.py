@@ -124,10 +124,10 @@ class Template:
         alive = not _gone(self.proc.pid) if self.lent else self.proc.poll() is None
         return self.owner == os.getpid() and alive and self.control.fileno() != -1
 
-    def lend(self) -> tuple[int, str]:
+    def lend(self) -> tuple[socket.socket, str]:
         """What a child process (a batch's grading process of one submission) needs to use this template (adopt):
-        the descriptor to pass it, and the value of LENT_VARIABLE to set in its environment."""
-        return self.control.fileno(), f"{self.control.fileno()}:{self.proc.pid}:{self.folder}"
+        the control socket to pass it, and a text naming the template's process and folder."""
+        return self.control, f"{self.proc.pid}:{self.folder}"
 
     @property
     def intact(self) -> bool:
@@ -216,16 +216,13 @@ class _LentProcess:
 
 
 _current: Template | None = None
-LENT_VARIABLE = "CAPTIONKIT_TEMPLATE"  # "FD:PID:FOLDER" of a template lent by the parent process (Template.lend)
-
-
-def adopt(lent: str) -> None:
-    """Use the template `lent` (LENT_VARIABLE's value) as this process's, from now on: the parent keeps it across
-    the submissions it grades, one process per submission. Its runtime copy is taken as it is now (the parent checked
-    it before this process started); a changed copy or a lost template makes this process start its own."""
+def adopt(control: socket.socket, lent: str) -> None:
+    """Use the template its parent lent this process (Template.lend: its control socket and `lent`) as this
+    process's, from now on: the parent keeps it across the submissions it grades, one process per submission. Its
+    runtime copy is taken as it is now (the parent checked it before this process started); a changed copy or a lost
+    template makes this process start its own."""
     global _current
-    fd, pid, folder = lent.split(":", 2)
-    control = socket.socket(fileno=int(fd))
+    pid, folder = lent.split(":", 1)
     _current = Template(
         Path(folder),
         _LentProcess(int(pid)),  # type: ignore[arg-type]
