@@ -216,6 +216,8 @@ class _LentProcess:
 
 
 _current: Template | None = None
+
+
 def adopt(control: socket.socket, lent: str) -> None:
     """Use the template its parent lent this process (Template.lend: its control socket and `lent`) as this
     process's, from now on: the parent keeps it across the submissions it grades, one process per submission. Its
