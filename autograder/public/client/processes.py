@@ -36,13 +36,28 @@ def _resident_bytes(pid: int) -> int:
         return 0
 
 
-def _stat_field(pid: int, index: int) -> int | None:
-    """Field `index` of /proc/PID/stat, counted from the one after the command name (0: the state)."""
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (0: the state), or None once the process is gone."""
     try:
         with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[index])
-    except (OSError, ValueError, IndexError):
+            return f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
         return None
+
+
+def _stat_field(pid: int, index: int) -> int | None:
+    """Field `index` of /proc/PID/stat, counted from the one after the command name (0: the state)."""
+    fields = _stat_fields(pid)
+    try:
+        return None if fields is None else int(fields[index])
+    except (ValueError, IndexError):
+        return None
+
+
+def has_ended(pid: int) -> bool:
+    """Process `pid` has ended (or is a zombie nobody will collect for us)."""
+    fields = _stat_fields(pid)
+    return not fields or fields[0] in ("Z", "X")
 
 
 def _session_of(pid: int) -> int | None:

@@ -12,6 +12,10 @@ ROOT = manifest.ROOT
 # The code a worker runs from, and nothing else: the worker zone and shared/ (no checks, no references, no hidden
 # seed). A worker starts from a copy of them (copy_runtime), never from the kit's own folders.
 RUNTIME_FILES = manifest.patterns("runtime")
+# How the grader starts Python for a worker's program (the template or a zygote): isolated mode (no user site, no
+# environment variables, no script folder on sys.path), no bytecode written, every cached bytecode file checked
+# against its source, and a traceback on a fatal signal.
+WORKER_PYTHON_FLAGS = ("-I", "-B", "--check-hash-based-pycs", "always", "-X", "faulthandler")
 
 
 def copy_runtime(target: Path) -> Path:

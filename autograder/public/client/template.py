@@ -35,7 +35,8 @@ from pathlib import Path
 
 from autograder.public.client.disk import remove_tree
 from autograder.public.client.errors import ZygoteLost
-from autograder.public.client.runtime import copy_runtime
+from autograder.public.client.processes import has_ended
+from autograder.public.client.runtime import WORKER_PYTHON_FLAGS, copy_runtime
 
 START_SECONDS = 60  # how long the template may take to start and fork a zygote (its first fork may import torch)
 ANSWER_SECONDS = 15  # ... to answer a wait request beyond the seconds it was asked to wait
@@ -66,12 +67,7 @@ class Template:
                 proc = subprocess.Popen(
                     [
                         sys.executable,
-                        "-I",
-                        "-B",
-                        "--check-hash-based-pycs",
-                        "always",
-                        "-X",
-                        "faulthandler",
+                        *WORKER_PYTHON_FLAGS,
                         str(runtime / "autograder" / "worker" / "template.py"),
                         "--control",
                         str(theirs.fileno()),
@@ -121,7 +117,7 @@ class Template:
 
     @property
     def running(self) -> bool:
-        alive = not _gone(self.proc.pid) if self.lent else self.proc.poll() is None
+        alive = not has_ended(self.proc.pid) if self.lent else self.proc.poll() is None
         return self.owner == os.getpid() and alive and self.control.fileno() != -1
 
     def lend(self) -> tuple[socket.socket, str]:
@@ -168,7 +164,7 @@ class TemplateChild:
             try:
                 status = self.template.request({"wait": self.pid, "seconds": seconds}, seconds + ANSWER_SECONDS)
             except ZygoteLost:  # the template's end took its children's statuses with it: gone, or unknown
-                if _gone(self.pid):
+                if has_ended(self.pid):
                     self.returncode = -signal.SIGKILL
                     return -signal.SIGKILL
                 status = {"status": None}
@@ -197,15 +193,6 @@ def runtime_fingerprint(runtime: Path) -> dict[str, str]:
             else:
                 found[os.path.relpath(path, runtime)] = f"kind {stat.S_IFMT(kind)}"
     return found
-
-
-def _gone(pid: int) -> bool:
-    """Process `pid` has ended (or is a zombie nobody will collect for us)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
-    except (OSError, IndexError):
-        return True
 
 
 class _LentProcess:

@@ -14,6 +14,7 @@ from typing import IO
 
 from autograder.public.client.errors import ZygoteLost
 from autograder.public.client.interface import SEPARATE_PROCESS, Isolation, Limits
+from autograder.public.client.runtime import WORKER_PYTHON_FLAGS
 from autograder.public.client.template import TemplateChild, current_template
 
 # Fixed waits of the grader's own machinery, not time limits of grading (autograder/public/limits.py says why):
@@ -110,12 +111,7 @@ def start_zygote(zygote: ZygoteState, runtime: Path, isolation: Isolation, limit
     cmd = [
         *isolation.prefix,
         *python,
-        "-I",
-        "-B",
-        "--check-hash-based-pycs",
-        "always",
-        "-X",
-        "faulthandler",
+        *WORKER_PYTHON_FLAGS,
         str(runtime / "autograder" / "worker" / "main.py"),
         *arguments,
         "--control",
