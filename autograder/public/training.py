@@ -31,6 +31,7 @@ from autograder.public.staging import StagingError
 from autograder.public.trained_retrieval import RetrievalSet, recall_at_1_of, retrieval_inputs, retrieval_set
 from autograder.public.training_verdicts import reply
 from shared.encoder import CaptionData, Split
+from shared.looking import objects_of
 from shared.parts import BY_MODULE, TODO_MESSAGE
 from shared.scenes import Scenes
 
@@ -50,9 +51,15 @@ OTHER_PARTS = {
 
 def split_index(train: Split, encoder_file: str) -> dict:
     """The file a training recipe reads its inputs from (autograder.worker.recipes.load_split): the training tokens
-    and targets of `train`, and the path of the encoder's outputs of both splits (shared.encoder.load_data's cache
-    file), which the worker memory-maps. Inputs only: the test references stay with the judge."""
-    return {"tokens": train.scenes.tokens, "targets": list(train.scenes.targets), "encoder_file": encoder_file}
+    and targets of `train`, its objects with the cells each covers (shared.looking.objects_of: Part 5's look policy
+    learns from them), and the path of the encoder's outputs of both splits (shared.encoder.load_data's cache file),
+    which the worker memory-maps. Inputs only: the test references and the test scenes' objects stay with the judge."""
+    return {
+        "tokens": train.scenes.tokens,
+        "targets": list(train.scenes.targets),
+        "look": objects_of(train.scenes.objects),
+        "encoder_file": encoder_file,
+    }
 
 
 # -- check --train ---------------------------------------------------------------------------------------------------

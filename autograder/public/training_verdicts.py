@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 import torch
 
 from autograder.public.compare import CheckFailed, expect, type_name
+from shared.encoder import GRID
+from shared.looking import NAMES, look_score, objects_of
 from shared.metrics import exact_match, style_scores
 from shared.scenes import Scenes
 from shared.vocab import decode_batch
@@ -97,6 +99,53 @@ def expect_exact_match(published: Published, out, test: Scenes, where: str) -> N
         f"exact match {accuracy:.3f} on the {where} test scenes; the threshold is {threshold}{causes}",
         safe=f"exact match {accuracy:.3f}, threshold {threshold}{unshaped}",
     )
+
+
+# Part 5: the captions reach the exact-match threshold, and a look policy trained by the student's REINFORCE alone
+# (shared.looking) looks at the object it is asked about. The reference 0.946 .. 0.969 over twenty seeds and three
+# draws of scenes; a wrong sign 0.000, a detached log-probability at most 0.130, uniform weights about 0.10
+# (the kit's threshold notes).
+LOOK_THRESHOLD = 0.5
+LOOK_HINT = (
+    "the look policy, trained by your sample_location, update_baseline and reinforce_loss alone (reward 1 when the "
+    "sampled cell holds the object asked about), did not learn to look at that object; uniform weights score about "
+    "0.10, a policy that learnt to look away 0.00"
+)
+
+
+def look_score_of(out, test: Scenes) -> float:
+    """The score of the look policy's weights a run returned under "look" ((N, len(NAMES), L): every name on every
+    test scene) on `test` (shared.looking.look_score). Raises CheckFailed naming what is malformed."""
+    weights = reply(out, "look")
+    expected = (len(test), len(NAMES), GRID * GRID)
+    if not isinstance(weights, torch.Tensor) or not weights.is_floating_point() or tuple(weights.shape) != expected:
+        got = tuple(weights.shape) if isinstance(weights, torch.Tensor) else type_name(weights)
+        raise CheckFailed(f"the look policy's weights: expected a float tensor of shape {expected}, got {got}")
+    weights = weights.double()
+    if not bool(torch.isfinite(weights).all()) or bool((weights < 0).any()):
+        raise CheckFailed("the look policy's weights: expected finite non-negative weights, got NaN, inf or negatives")
+    if not torch.allclose(weights.sum(-1), torch.ones((), dtype=weights.dtype), atol=1e-3):
+        raise CheckFailed("the look policy's weights: expected each row to sum to 1 (a distribution over the cells)")
+    return look_score(weights, objects_of(test.objects))
+
+
+def expect_exact_match_and_the_look(published: Published, out, test: Scenes, where: str) -> None:
+    """The captions reach the exact-match threshold (expect_exact_match) and the look policy LOOK_THRESHOLD."""
+    expect_exact_match(published, out, test, where)
+    score = look_score_of(out, test)
+    expect(
+        score >= LOOK_THRESHOLD,
+        f"look score {score:.3f} on the {where} test scenes; the threshold is {LOOK_THRESHOLD}: {LOOK_HINT}",
+        safe=f"look score {score:.2f}, threshold {LOOK_THRESHOLD}: {LOOK_HINT}",
+    )
+
+
+def look_of(out, test: Scenes) -> str:
+    """The look policy's score beside its threshold, in words (check --train shows it with the exact match)."""
+    try:
+        return f"look score {look_score_of(out, test):.3f} (needs >= {LOOK_THRESHOLD})"
+    except CheckFailed as exc:
+        return str(exc)
 
 
 # StyleNet: the threshold is the factual content-slot accuracy; the swap of the factor must also switch the style.

@@ -110,3 +110,20 @@ def test_the_escape_list_names_buggy_variants_with_reasons_and_does_not_grow():
     assert set(escapes.ALLOWED) <= buggy, f"not a buggy variant: {sorted(set(escapes.ALLOWED) - buggy)}"
     assert all(reason.strip() for reason in escapes.ALLOWED.values()), "every allowed escape needs its reason"
     assert len(escapes.ALLOWED) <= escapes.MOST
+
+
+ESTIMATOR_BUGS = {"loss_has_the_wrong_sign": "look score 0.0", "log_prob_is_detached": "look score 0.1"}
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATOR_BUGS))
+def test_an_estimator_bug_fails_the_trained_hard_attention_check(name, tmp_path):
+    """The two estimator bugs the captions cannot show (docs/thresholds.md): the look policy, trained by the
+    submission's REINFORCE alone, looks away from the object (a wrong sign) or never learns (a detached
+    log-probability), and the training check says so by its look score."""
+    (variant,) = [v for v in VARIANTS if v.part == "reinforce" and v.name == name]
+    report = grade(
+        make_submission(tmp_path / "submission", variant), GradeOptions(parts=("reinforce",), training="only")
+    )
+    (trained,) = [r for r in report.results if r.name == "trained_hard_attention_reaches_the_threshold"]
+    assert not trained.passed and ESTIMATOR_BUGS[name] in trained.output, trained.output
+    assert "did not learn to look at that object" in trained.output

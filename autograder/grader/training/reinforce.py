@@ -22,6 +22,7 @@ def _reinforce_reference(ctx: GradingContext, seed: int, epochs: int, prepared=N
     features, tokens = with_coords(ctx.data.train.grids, GRID), ctx.data.train.scenes.tokens
     seed_everything(seed)
     model = AttnCaptioner()
+    model.seed = seed  # the look policy's too (_reinforce_reply)
     model.history = train(
         model,
         HardAttentionLoss(features, tokens, seed=seed),
@@ -35,12 +36,18 @@ def _reinforce_reference(ctx: GradingContext, seed: int, epochs: int, prepared=N
 
 
 def _reinforce_reply(model: nn.Module, ctx: GradingContext) -> dict:
+    """What train_and_decode returns for `model` with the reference's functions: its greedy captions of the test
+    grids and the look policy's weights (trained with the model's training seed, as the recipe does)."""
+    import solutions.reinforce
     from shared.encoder import GRID
+    from shared.looking import look_weights, objects_of, train_look_policy
     from solutions.attention import with_coords
-    from solutions.reinforce import HardAttentionDecoder
 
-    decoder = HardAttentionDecoder(model)
-    return greedy_reply(decoder, decoder.init_state(with_coords(ctx.data.test.grids, GRID)))
+    test_features = with_coords(ctx.data.test.grids, GRID)
+    decoder = solutions.reinforce.HardAttentionDecoder(model)
+    features = with_coords(ctx.data.train.grids, GRID)
+    policy = train_look_policy(solutions.reinforce, features, objects_of(ctx.data.train.scenes.objects), model.seed)
+    return {**greedy_reply(decoder, decoder.init_state(test_features)), "look": look_weights(policy, test_features)}
 
 
 training_check(
@@ -48,7 +55,7 @@ training_check(
         part="reinforce",
         check="trained_hard_attention_reaches_the_threshold",
         description="Hard attention trained by REINFORCE for {spec.epochs} epochs on hidden scenes reaches the exact-match "
-        "threshold in time.",
+        "threshold in time, and a look policy trained by your REINFORCE alone looks at the object it is asked about.",
         published=PUBLISHED["reinforce"],
         train_reference=_reinforce_reference,
         reference_reply=_reinforce_reply,

@@ -165,7 +165,8 @@ def load_split(path: str) -> dict:
     """The inputs of a training run, shared in a file (autograder.public.training.split_index: the hidden data in a
     grade, the public data in `check --train`):
     grids, tokens, targets, attributes, test_grids, test_attributes (the grids memory-mapped from the encoder file
-    named under encoder_file)."""
+    named under encoder_file), and the training scenes' objects for Part 5's look policy under look
+    (shared.looking.objects_of; None in a file written without them)."""
     import torch
 
     index = torch.load(path, weights_only=True)
@@ -178,6 +179,7 @@ def load_split(path: str) -> dict:
         "test_grids": encoded["te_grid"],
         "test_attributes": encoded["te_attr"],
         "encoder_file": index["encoder_file"],
+        "look": index.get("look"),
     }
 
 

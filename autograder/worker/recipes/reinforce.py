@@ -16,6 +16,7 @@ from autograder.worker.recipes import (
     training_grids_through,
 )
 from shared.encoder import GRID
+from shared.looking import look_weights, train_look_policy
 from shared.training import seed_everything, train
 from shared.vocab import T_MAX
 
@@ -137,10 +138,12 @@ def train_and_decode(
     """Train the reference AttnCaptioner on the coordinate-augmented hidden grids that file `data` names, with
     the student's HardAttentionLoss and the kit's loop, until the grader has seen its captions reach the threshold
     or for `epochs` epochs (judged_epochs); decode the test grids greedily through the student's
-    HardAttentionDecoder (argmax location). Returns the captions, the training curve and, for the feedback
-    report, the attention weights at each step of decoding the first `shown` test grids again (None if that
-    fails: the report is optional); with `controls`, also the lab's image controls (recipes.image_controls: the
-    image features change, the coordinates stay).
+    HardAttentionDecoder (argmax location). Then train the look policy on the same grids with the student's
+    sample_location, update_baseline and reinforce_loss alone (shared.looking.train_look_policy) and ask it about
+    every name on every test grid. Returns the captions, the training curve, the look policy's weights (under
+    "look"), and, for the feedback report, the attention weights at each step of decoding the first `shown` test
+    grids again (None if that fails: the report is optional); with `controls`, also the lab's image controls
+    (recipes.image_controls: the image features change, the coordinates stay).
 
     The graded check uses none of the other settings: they are the hard-attention settings the kit's threshold notes
     measured (with the kit's epoch-scores benchmark, `--option KEY=VALUE`): `mix` and `lam` passed to the student's
@@ -150,7 +153,7 @@ def train_and_decode(
     shift = (lambda g: g - g.mean(1, keepdim=True)) if centre else (lambda g: g)
     d = load_split(data)
     features = training_grids_through(d["encoder_file"], lambda g: attention.with_coords(shift(g), GRID))
-    tokens = d["tokens"]
+    tokens, look_objects = d["tokens"], d["look"]
     test_grids = d["test_grids"].clone() if controls else None
     test_features = attention.with_coords(shift(d["test_grids"]), GRID)
     del d  # the memory-mapped grids: their pages would stay resident beside the copies with coordinates
@@ -177,6 +180,9 @@ def train_and_decode(
     decoder = student.HardAttentionDecoder(model)
     with torch.no_grad():
         predicted = greedy_decode(decoder, decoder.init_state(test_features), T_MAX)
+    look = None
+    if look_objects is not None:
+        look = look_weights(train_look_policy(student, features, look_objects, seed), test_features)
 
     def image_controlled():
         return image_controls(lambda g: decode(attention.with_coords(shift(g), GRID)), test_grids)
@@ -184,6 +190,7 @@ def train_and_decode(
     return {
         "tokens": predicted,
         "losses": history.losses,
+        "look": look,
         "attention": report_extra(lambda: _recorded_attention(model, decoder, test_features[:shown])),
         "controls": report_extra(image_controlled) if controls else None,
     }
