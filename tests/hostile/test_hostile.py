@@ -628,6 +628,7 @@ def test_A10_hidden_seed_cannot_be_read_off_shared_file_names(tmp_path, tmp_publ
             attributes=torch.zeros(n, 7),
             tokens=torch.zeros(n, 2),
             targets=["a red circle"] * n,
+            objects=[[] for _ in range(n)],
         )
 
     monkeypatch.setenv("CAPTIONKIT_CACHE", str(tmp_path / "cache"))
