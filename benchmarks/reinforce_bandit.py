@@ -33,9 +33,12 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from shared.encoder import GRID, load_data  # noqa: E402
+from shared.encoder import GRID  # noqa: E402
 from shared.looking import EPOCHS, look_score, look_weights, objects_of, train_look_policy  # noqa: E402
 from solutions.attention import with_coords  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from reinforce_reversed import data_named  # noqa: E402
 
 
 def load_module(folder: Path, name: str):
@@ -68,19 +71,7 @@ def main() -> int:
     parser.add_argument("--variant", action="append", default=[], help="a variant of tests/meta's reinforce part")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    if args.data == "hidden":
-        from autograder.grader.context import GradingContext
-
-        ctx = GradingContext(Path(tempfile.mkdtemp(prefix="captionkit-bandit-")))
-        data, base = ctx.data, ctx.seed
-    elif args.data == "public":
-        data, base = load_data(), 0
-    else:
-        try:
-            train_seed, test_seed = (int(x) for x in args.data.split(":"))
-        except ValueError:
-            parser.error(f"--data: expected hidden, public or TRAIN:TEST (two integers), got {args.data!r}")
-        data, base = load_data(train_seed=train_seed, test_seed=test_seed), 0
+    data, base = data_named(args.data, parser)
     from tests.meta.variants import all_variants, make_submission
 
     known = {v.name: v for v in all_variants() if v.part == "reinforce"}

@@ -92,6 +92,24 @@ def run(data, seed: int, epochs: int, lam: float, mix: float, blind: bool, rever
     return scores
 
 
+def data_named(name: str, parser: argparse.ArgumentParser):
+    """(data, the base of the training seeds) of `--data`: the hidden scenes (the grader's seed.json and its
+    seed), the public ones (load_data's defaults), or TRAIN:TEST seeds of another draw (its encoder is pretrained and
+    cached on first use)."""
+    if name == "hidden":
+        from autograder.grader.context import GradingContext
+
+        ctx = GradingContext(Path(tempfile.mkdtemp(prefix="captionkit-benchmark-")))
+        return ctx.data, ctx.seed
+    if name == "public":
+        return load_data(), 0
+    try:
+        train_seed, test_seed = (int(x) for x in name.split(":"))
+    except ValueError:
+        parser.error(f"--data: expected public, hidden or TRAIN:TEST (two integers), got {name!r}")
+    return load_data(train_seed=train_seed, test_seed=test_seed), 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", default="public", help="public, hidden, or TRAIN:TEST seeds (default public)")
@@ -103,19 +121,7 @@ def main() -> int:
     parser.add_argument("--not-blind", action="store_true", help="the model's own initial state, from the image")
     args = parser.parse_args()
     torch.set_num_threads(1)
-    if args.data == "hidden":
-        from autograder.grader.context import GradingContext
-
-        ctx = GradingContext(Path(tempfile.mkdtemp(prefix="captionkit-reversed-")))
-        data, base = ctx.data, ctx.seed
-    elif args.data == "public":
-        data, base = load_data(), 0
-    else:
-        try:
-            train_seed, test_seed = (int(x) for x in args.data.split(":"))
-        except ValueError:
-            parser.error(f"--data: expected public, hidden or TRAIN:TEST (two integers), got {args.data!r}")
-        data, base = load_data(train_seed=train_seed, test_seed=test_seed), 0
+    data, base = data_named(args.data, parser)
     print(
         f"data {args.data}; lam {args.lam}, mix {args.mix}, {'own' if args.not_blind else 'blind'} start, "
         f"{args.epochs} epochs; exact match after each epoch\n"
