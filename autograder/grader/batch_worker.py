@@ -160,7 +160,7 @@ def _stopped(seconds: float) -> dict:
 def _child(job, progress, grading_limits, environment, result, alive, lent_control, lent) -> None:
     """The grading process of one submission (started by _under_watchdog, forked by the forkserver): grades `job`
     under `grading_limits` with the batch worker's `environment` as it is now, uses the batch worker's template
-    (`lent_control`, `lent`: Template.lent_as), writes ("ok", outcome) or ("error", exception) to `result`, and ends
+    (`lent_control`, `lent`: Template.lend), writes ("ok", outcome) or ("error", exception) to `result`, and ends
     when `alive` does (the batch worker is gone)."""
     os.setsid()  # a session of its own: the watchdog ends it and what it started together
     os.environ.clear()
