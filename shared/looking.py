@@ -57,6 +57,13 @@ class LookPolicy(nn.Module):
         scores = torch.einsum("bd,bld->bl", self.query(names), self.key(features)) / self.query.embedding_dim**0.5
         return torch.softmax(scores, -1)
 
+    def every_name(self, features: torch.Tensor) -> torch.Tensor:
+        """Weights (N, len(NAMES), L) for every name on each of the N scenes: forward's, with each scene's keys
+        computed once instead of once per name."""
+        queries = self.query.weight  # (len(NAMES), d): the embedding of every name, in NAMES' order
+        scores = torch.einsum("nd,bld->bnl", queries, self.key(features)) / self.query.embedding_dim**0.5
+        return torch.softmax(scores, -1)
+
 
 def train_look_policy(student, features: torch.Tensor, objects: dict[str, torch.Tensor], seed: int) -> LookPolicy:
     """A LookPolicy trained on the scenes' `features` (N, L, D: annotations with coordinates) and their `objects`
@@ -84,10 +91,8 @@ def train_look_policy(student, features: torch.Tensor, objects: dict[str, torch.
 
 def look_weights(policy: LookPolicy, features: torch.Tensor) -> torch.Tensor:
     """(N, len(NAMES), L) float32: the policy's weights for every name on every scene of `features` (N, L, D)."""
-    n, names = len(features), torch.arange(len(NAMES))
     with torch.no_grad():
-        weights = policy(features.repeat_interleave(len(NAMES), 0), names.repeat(n))
-    return weights.reshape(n, len(NAMES), -1).float()
+        return policy.every_name(features).float()
 
 
 def look_score(weights: torch.Tensor, objects: dict[str, torch.Tensor]) -> float:

@@ -71,6 +71,17 @@ def test_the_policy_is_asked_about_every_name_on_every_scene():
     assert torch.allclose(weights.sum(-1), torch.ones(5, len(NAMES)))
 
 
+def test_every_name_at_once_weighs_as_each_name_asked_alone():
+    features, _ = _scenes(n=3)
+    torch.manual_seed(0)
+    policy = LookPolicy(features.shape[-1])
+    every = look_weights(policy, features)
+    with torch.no_grad():
+        for i, name in enumerate(NAMES):
+            alone = policy(features, torch.full((3,), NAMES.index(name)))
+            torch.testing.assert_close(every[:, i], alone)
+
+
 @pytest.mark.parametrize(
     ("weights", "message"),
     [
