@@ -1,6 +1,6 @@
 """The first process of the worker's PID namespace, where the grader can make one (the grader's isolation):
 
-    python -I -S -B RUNTIME/autograder/worker/init.py -- -I -B ... RUNTIME/autograder/worker/main.py ...
+    python -I -S -B RUNTIME/autograder/worker/init.py -- -s -P -B ... RUNTIME/autograder/worker/main.py ...
 
 runs this same interpreter with the arguments after `--` (the worker's command line) as its only child.
 

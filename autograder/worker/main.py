@@ -22,7 +22,7 @@ training recipe sends `{"progress": {"epoch": e, "epochs": n, "loss": x}}` after
 "tokens" (the captions of the epoch's model) in a training check, which the grader answers with `{"stop": bool}`.
 Requests and replies are plain data (autograder.worker.protocol).
 
-    python -I -B RUNTIME/autograder/worker/main.py --module decoding [--module bleu ...] --control FD --memory BYTES ... [--own-shm] [--own-pids] [--inputs FOLDER]
+    python -s -P -B ... RUNTIME/autograder/worker/main.py --module decoding [--module bleu ...] --control FD --memory BYTES ... [--own-shm] [--own-pids] [--inputs FOLDER]
 
 The student's module arrives as text in the first message (the staged file is readable by the grader only); it
 is compiled under the name SUBMISSION/<module>.py, a path that exists nowhere, and its lines are given to

@@ -3,7 +3,7 @@ torch, the parts' recipes) once, runs no student code ever, and forks every zygo
 (autograder/worker/main.py; a grade starts eleven, `batch` eleven per submission), each fork entering the worker's
 sandbox itself (autograder/worker/sandbox_entry.py) before it does what a zygote started by the grader does.
 
-    python -I -B --check-hash-based-pycs always -X faulthandler RUNTIME/autograder/worker/template.py --control FD
+    python -s -P -B --check-hash-based-pycs always -X faulthandler RUNTIME/autograder/worker/template.py --control FD
 
 It is started by the grading process (autograder.public.client.template) from a runtime copy of its own, with a
 worker's scrubbed environment, and is not dumpable: no process of its user can read or write its memory or take its

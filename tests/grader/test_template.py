@@ -12,6 +12,8 @@ import dataclasses
 import json
 import multiprocessing.forkserver
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -85,7 +87,7 @@ def test_a_prefix_the_template_cannot_enter_is_refused(prefix):
 # What a zygote's worker reports of its own confinement, raised at import so that it reaches the grader as the
 # import error's message (the probe's output: one JSON object).
 PROBE = """
-import json, os
+import json, os, sys
 status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
 kept = ("Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb", "NoNewPrivs", "Seccomp")
 mounts = {f.split()[4]: f.split(" - ")[1].split()[0] for f in open("/proc/self/mountinfo")}
@@ -101,6 +103,7 @@ found = {
     "tmp": tmp,
     "own_proc": os.readlink("/proc/self") == str(os.getpid()),  # /proc mounted for its PID namespace, if any
     "environment": sorted(os.environ),
+    "hash": [sys.flags.hash_randomization, hash("captionkit")],  # a submission's set of strings iterates alike in every grade
 }
 raise RuntimeError("PROBE" + json.dumps(found, separators=(",", ":")))
 """
@@ -154,10 +157,23 @@ def test_a_zygote_forked_by_the_template_is_confined_as_one_started_behind_the_p
     forked = _probe(open_folder, "forked", isolated)
     started = _probe(open_folder, "started", dataclasses.replace(isolated, template=False))
     assert forked == started, name
+    assert forked["hash"] == [0, _hash_with_seed_zero("captionkit")], name
     if isolated.uid is not None:  # the sandbox user, with no capability at all
         assert forked["status"]["Uid"] == [str(isolated.uid)] * 4
         assert forked["status"]["CapBnd"] == forked["status"]["CapPrm"] == ["0000000000000000"]
     assert forked["status"]["NoNewPrivs"] == ["1"] and forked["status"]["Seccomp"] == ["2"]
+
+
+def _hash_with_seed_zero(text: str) -> int:
+    """hash(text) in an interpreter started with PYTHONHASHSEED=0, as every worker is."""
+    found = subprocess.run(
+        [sys.executable, "-c", f"print(hash({text!r}))"],
+        env={"PYTHONHASHSEED": "0", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(found.stdout)
 
 
 def _marking_module(reference: str) -> str:

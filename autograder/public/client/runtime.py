@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 from autograder.public import manifest
@@ -12,10 +13,20 @@ ROOT = manifest.ROOT
 # The code a worker runs from, and nothing else: the worker zone and shared/ (no checks, no references, no hidden
 # seed). A worker starts from a copy of them (copy_runtime), never from the kit's own folders.
 RUNTIME_FILES = manifest.patterns("runtime")
-# How the grader starts Python for a worker's program (the template or a zygote): isolated mode (no user site, no
-# environment variables, no script folder on sys.path), no bytecode written, every cached bytecode file checked
-# against its source, and a traceback on a fatal signal.
-WORKER_PYTHON_FLAGS = ("-I", "-B", "--check-hash-based-pycs", "always", "-X", "faulthandler")
+# How the grader starts Python for a worker's program (the template or a zygote): no user site, no script folder on
+# sys.path (-P, from Python 3.11; before it that folder holds the worker's own modules), no bytecode written, every cached
+# bytecode file checked against its source, and a traceback on a fatal signal. Not -I or -E: they ignore the
+# environment's PYTHONHASHSEED=0, and a submission that iterates over a set of strings would then see another order,
+# and maybe get another score, in every grade. The environment is the grader's own (zygote.worker_environment).
+WORKER_PYTHON_FLAGS = (
+    "-s",
+    *(["-P"] if sys.version_info >= (3, 11) else []),
+    "-B",
+    "--check-hash-based-pycs",
+    "always",
+    "-X",
+    "faulthandler",
+)
 
 
 def copy_runtime(target: Path) -> Path:
