@@ -54,9 +54,15 @@ def _unshare(namespaces: list[str]) -> None:
     uid, gid = os.getuid(), os.getgid()
     _check(_libc.unshare(flags), f"unshare {' '.join(namespaces)}")
     if "user" in namespaces:
-        for path, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
-            with open(f"/proc/self/{path}", "w") as f:
-                f.write(text)
+        # A process that is not dumpable (the template's forks are not) has its /proc files owned by root, so a user
+        # who is not root could not write its own maps: dumpable for those three writes only.
+        set_dumpable(True)
+        try:
+            for path, text in (("setgroups", "deny"), ("uid_map", f"0 {uid} 1"), ("gid_map", f"0 {gid} 1")):
+                with open(f"/proc/self/{path}", "w") as f:
+                    f.write(text)
+        finally:
+            set_dumpable(False)
     if "mount" in namespaces:  # unshare(1)'s default propagation: nothing mounted here reaches the machine
         _mount("none", "/", None, MS_REC | MS_PRIVATE)
 

@@ -229,7 +229,9 @@ def test_a_batch_worker_lends_one_template_to_every_submission_and_nothing_of_on
     template.close_template()
     first = batch_worker.grade_job(jobs[0])
     kept = template._current
-    assert kept is not None and kept.running and "libtorch" in _maps(kept.proc.pid)
+    assert kept is not None and kept.running
+    if os.geteuid() == 0:  # the template is not dumpable: only root reads its maps
+        assert "libtorch" in _maps(kept.proc.pid)
     forkserver = multiprocessing.forkserver._forkserver._forkserver_pid
     assert forkserver is not None and "libtorch" in _maps(forkserver)
     second = batch_worker.grade_job(jobs[1])
