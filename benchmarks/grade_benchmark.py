@@ -152,10 +152,16 @@ def measure(command: list[str], cwd: Path | None = None, env: dict | None = None
 
 
 SPIN = "while True: pass"
-# The default command: `python -m autograder grade solutions`'s work (engine.grade), followed by where its wall
-# seconds went (on a quiet machine a grade keeps one core busy, so wall seconds are close to CPU seconds).
+# The default command: `python -m autograder grade solutions`'s work (its clean start, then engine.grade), followed by
+# where its wall seconds went (on a quiet machine a grade keeps one core busy, so wall seconds are close to CPU
+# seconds).
 GRADE_WITH_BREAKDOWN = """
 import sys, time
+try:
+    from autograder.grader import clean_start  # as `python -m autograder grade` starts
+    clean_start.start(grading=True)
+except ImportError:  # a tree before it
+    pass
 from pathlib import Path
 from autograder.grader.engine import grade
 from autograder.public.progress import Progress

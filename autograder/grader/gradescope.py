@@ -90,10 +90,16 @@ def run(root: Path) -> int:
 
     from autograder.grader.isolation import sweep_free_slots
     from autograder.grader.results import write_json_atomic
+    from autograder.public.client import template
     from autograder.public.limits import LIMITS
 
     limit = LIMITS.seconds(LIMITS.submission)
-    process = multiprocessing.get_context("spawn").Process(target=_graded_in_child, args=(Path(root),))
+    # After the command's clean start (autograder/grader/clean_start.py) this process holds torch and the template it
+    # forked, and nothing of the submission: the grading process is forked from it and uses both. Otherwise (called as
+    # a library) the grading process is a fresh interpreter.
+    inherit = template.forked_here()
+    context = multiprocessing.get_context("fork" if inherit else "spawn")
+    process = context.Process(target=_graded_in_child, args=(Path(root), inherit))
     process.start()
     process.join(limit)
     if process.is_alive():
@@ -125,10 +131,16 @@ def run(root: Path) -> int:
     return process.exitcode
 
 
-def _graded_in_child(root: Path) -> None:
-    """The grading itself (the watchdog's child process): exits 0 once results.json is written."""
+def _graded_in_child(root: Path, inherit: bool = False) -> None:
+    """The grading itself (the watchdog's child process): exits 0 once results.json is written. `inherit`: forked
+    from a process that holds its template, which it uses (client.template.inherit)."""
     import sys
     import tempfile
+
+    from autograder.public.client import template
+
+    if inherit:
+        template.inherit()
 
     from autograder.grader.engine import grade
     from autograder.grader.results import gradescope_results, write_json_atomic

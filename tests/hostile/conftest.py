@@ -1,6 +1,11 @@
 """The hostile suite measures the sandbox's own limits: it runs them unscaled (see tests/conftest.py)."""
 
 import dataclasses
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -10,3 +15,46 @@ from autograder.public import limits
 @pytest.fixture(autouse=True)
 def unscaled_time_limits(monkeypatch):
     monkeypatch.setattr(limits, "LIMITS", dataclasses.replace(limits.LIMITS, scale=1.0))
+
+
+# A grading command's clean start (autograder/grader/clean_start.py) as a program of its own: it imports torch, forks
+# the template, and lends it to the test process through the socket it is given (the descriptor in argv[1]).
+CLEAN_START = """
+import socket, sys
+import torch
+from autograder.public.client import template
+from autograder.public.client.zygote import worker_environment
+template.prefork(worker_environment)
+control, lent = template.current_template({}).lend()
+channel = socket.socket(fileno=int(sys.argv[1]))
+socket.send_fds(channel, [lent.encode()], [control.fileno()])
+channel.recv(1)  # until the test process ends; then the template ends with this process
+"""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def forked_template():
+    """Every grade of the suite forks its zygotes from a template forked as a grading command's clean start forks it
+    (after `import torch`, from a process that holds nothing else: autograder/grader/clean_start.py), so that every
+    hostile submission meets that path; a template that is lost, or whose runtime copy changed, is replaced by a fresh
+    interpreter, as in a grade. What a worker can read of the grading command: tests/grader/test_clean_start.py."""
+    from autograder.grader import clean_start
+    from autograder.public.client import template
+    from autograder.public.client.runtime import WORKER_PYTHON_FLAGS
+
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    kit = Path(__file__).resolve().parents[2]
+    environment = {name: os.environ[name] for name in clean_start.KEPT if name in os.environ}
+    helper = subprocess.Popen(
+        [sys.executable, *WORKER_PYTHON_FLAGS, "-c", CLEAN_START, str(theirs.fileno())],
+        pass_fds=(theirs.fileno(),),
+        env={**environment, "PYTHONHASHSEED": "0", "PYTHONPATH": str(kit)},
+    )
+    theirs.close()
+    lent, fds, _, _ = socket.recv_fds(ours, 4096, 1)
+    assert lent and len(fds) == 1, "the clean start lent no template"
+    template.adopt(socket.socket(fileno=fds[0]), lent.decode())
+    yield
+    template.close_template()
+    ours.close()
+    helper.wait(timeout=30)

@@ -20,7 +20,9 @@ the next submission's workers.
 from __future__ import annotations
 
 import atexit
+import fcntl
 import hashlib
+import importlib
 import json
 import os
 import secrets
@@ -30,6 +32,8 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,6 +87,28 @@ class Template:
             finally:
                 theirs.close()
         return cls(folder, proc, ours, os.getpid(), runtime_fingerprint(runtime))
+
+    @classmethod
+    def fork(cls, environment_of: Callable[[Path], dict[str, str]]) -> Template:
+        """A template forked from this process, which must hold nothing a worker may not read (a grading command's
+        clean start: autograder.grader.clean_start), with a runtime copy of its own and the environment
+        `environment_of(folder)` gives. The child drops every module of the kit this process imported and serves
+        from the copy, as a template started from it does."""
+        folder = Path(tempfile.mkdtemp(prefix="captionkit-template-"))
+        os.chmod(folder, 0o711)
+        runtime = copy_runtime(folder / "runtime")
+        fingerprint = runtime_fingerprint(runtime)
+        environment = {**environment_of(folder), "HOME": str(folder), "TMPDIR": str(folder)}
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        output = os.open(folder / "output.txt", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            _become_template(theirs.fileno(), output, folder, runtime, environment)
+        os.close(output)
+        theirs.close()
+        return cls(folder, _ForkedProcess(pid), ours, os.getpid(), fingerprint)  # type: ignore[arg-type]
 
     def request(self, request: dict, timeout: float, fds: tuple[int, ...] = ()) -> dict:
         """Send the template one request and return its answer; ZygoteLost when it has none in `timeout` seconds
@@ -195,6 +221,63 @@ def runtime_fingerprint(runtime: Path) -> dict[str, str]:
     return found
 
 
+def _become_template(control: int, output: int, folder: Path, runtime: Path, environment: dict[str, str]) -> None:
+    """In a child just forked by Template.fork: keep only `control` (as 3) and `output` (as 1 and 2), take a session,
+    the folder and the environment of the template's own, forget the kit's modules and serve from the runtime copy
+    (autograder/worker/template.py). Never returns."""
+    try:
+        added = set(os.environ.get("PYTHONPATH", "").split(os.pathsep))  # the kit, as the clean start added it
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDONLY)
+        null, output, control = (fcntl.fcntl(fd, fcntl.F_DUPFD, 64) for fd in (null, output, control))
+        for fd, target in ((null, 0), (output, 1), (output, 2), (control, 3)):
+            os.dup2(fd, target)
+        os.closerange(4, os.sysconf("SC_OPEN_MAX"))  # the grading command's own files above all
+        os.chdir(folder)
+        os.environ.clear()
+        os.environ.update(environment)
+        tempfile.tempdir = None
+        for name in [name for name in sys.modules if name.split(".")[0] in ("autograder", "shared")]:
+            del sys.modules[name]  # imported from the kit: from now on from the runtime copy, as a worker imports
+        sys.path[:] = [str(runtime)] + [p for p in sys.path if p and p not in added]  # nor the working folder
+        importlib.invalidate_caches()
+        serving = importlib.import_module("autograder.worker.template")
+        sys.argv = [str(runtime / "autograder" / "worker" / "template.py"), "--control", "3"]
+        sys.modules["__main__"] = serving  # as in a template started as its program
+        serving.main(["--control", "3"])
+    except BaseException as exc:  # noqa: BLE001 (say why where the template's output goes)
+        os.write(2, f"template: not started: {type(exc).__name__}: {exc}\n".encode())
+    finally:
+        os._exit(127)
+
+
+class _ForkedProcess:
+    """A template this process forked, held as its Popen would be (poll, wait, pid)."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:  # collected by the grader's reaping of orphans (sandbox._reap): ended
+                self.returncode = -signal.SIGKILL
+                return self.returncode
+            if pid == self.pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while (code := self.poll()) is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired(f"template {self.pid}", timeout or 0)
+            time.sleep(0.01)
+        return code
+
+
 class _LentProcess:
     """The pid of a lent template, held as its Popen is."""
 
@@ -220,6 +303,27 @@ def adopt(control: socket.socket, lent: str) -> None:
         runtime_fingerprint(Path(folder) / "runtime"),
         lent=True,
     )
+
+
+def prefork(environment_of: Callable[[Path], dict[str, str]]) -> None:
+    """Fork this process's template now (Template.fork), before anything of a grade is read: a grading command's
+    clean start (autograder.grader.clean_start)."""
+    global _current
+    _current = Template.fork(environment_of)
+
+
+def forked_here() -> bool:
+    """Whether this process forked the template it holds (prefork: a grading command's clean start)."""
+    return _current is not None and _current.owner == os.getpid() and isinstance(_current.proc, _ForkedProcess)
+
+
+def inherit() -> None:
+    """In a child forked from a process that holds a template (os.fork, after prefork): use that template as this
+    process's own, lent (the parent ends it)."""
+    global _current
+    if _current is not None and _current.owner != os.getpid():
+        held = _current
+        _current = Template(held.folder, _LentProcess(held.proc.pid), held.control, os.getpid(), held.fingerprint, True)  # type: ignore[arg-type]
 
 
 def current_template(environment: dict[str, str]) -> Template:

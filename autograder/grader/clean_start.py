@@ -1,0 +1,85 @@
+"""A grading command's clean start: its template (autograder/public/client/template.py) forked from the grading
+process right after that process's `import torch`, so that the two share one copy of torch's memory (about 150 MB of
+a grade's peak) and a grade imports torch once instead of twice.
+
+Every zygote is forked from the template, and the student code of every worker can read its own memory: the template
+must hold nothing of the grader's, no argument, no environment variable, nothing hidden. So the command starts twice:
+
+1. As typed (`python -m autograder grade SUBMISSION ...`): it writes its arguments and environment to an anonymous
+   file (memfd) and executes itself again, without its arguments (`python -m autograder`), with an environment of
+   the kit's: the workers' hash seed (PYTHONHASHSEED=0), the kit on PYTHONPATH, the locale, the temporary folder, the
+   anonymous file's number (STATE) and the workers' own settings (CAPTIONKIT_WORKER_*).
+2. Executed again: it imports torch and forks the template, which closes the anonymous file unread; then it reads the
+   file back, takes its arguments and environment again and goes on as the command that was typed.
+
+The commands of `python -m autograder` that grade in their own process start this way (COMMANDS), and so may any
+program that grades (benchmarks/grade_benchmark.py); nothing does where Linux's memfd or fork is missing. Where the
+fork fails, the grade starts its template as a fresh interpreter when it needs one (client.template.current_template).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+COMMANDS = ("grade", "demo", "gradescope-run")
+STATE = "CAPTIONKIT_CLEAN_START"  # the anonymous file's descriptor, in the environment of the command's second start
+# What the second start keeps of the environment: what Python's start-up and the template's folder read (none of it
+# is a secret), and the workers' settings (client.zygote.worker_environment).
+KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "CAPTIONKIT_WORKER_CUDA", "CAPTIONKIT_WORKER_DROP")
+
+
+def start(grading: bool) -> None:
+    """Called first by a program that grades (`python -m autograder`: `grading` when its command is one of COMMANDS):
+    executes the program again (step 1) or, executed again, forks its template and takes its arguments and
+    environment back (step 2). Returns in the process that goes on with the program."""
+    if STATE in os.environ:
+        _fork_template_and_resume(int(os.environ[STATE]))
+    elif grading and hasattr(os, "memfd_create") and hasattr(os, "fork"):
+        _execute_again()
+
+
+def _program() -> list[str]:
+    """How this interpreter was asked to run its program, without the program's arguments: ["-m", MODULE],
+    ["-c", TEXT] or [SCRIPT]."""
+    words = sys.orig_argv[: len(sys.orig_argv) - (len(sys.argv) - 1)]
+    return words[-2:] if len(words) >= 3 and words[-2] in ("-m", "-c") else words[-1:]
+
+
+def _execute_again() -> None:
+    from autograder.public.client.runtime import WORKER_PYTHON_FLAGS
+
+    state = os.memfd_create("captionkit-command", 0)  # inheritable across exec, unlike Python's default
+    os.write(state, json.dumps({"argv": sys.argv, "environ": dict(os.environ)}).encode())
+    kit = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    environment = {
+        **{name: os.environ[name] for name in KEPT if name in os.environ},
+        "PYTHONHASHSEED": "0",
+        "PYTHONPATH": kit,
+        STATE: str(state),
+    }
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, *WORKER_PYTHON_FLAGS, *_program()], environment)
+
+
+def _fork_template_and_resume(state: int) -> None:
+    try:
+        import torch  # noqa: F401 (the one import the template and the grading process share)
+
+        from autograder.public.client import template
+        from autograder.public.client.zygote import worker_environment
+
+        template.prefork(worker_environment)
+    except Exception as exc:  # noqa: BLE001 (the grade goes on; its template starts as a fresh interpreter)
+        print(f"grader: no template forked at the start ({type(exc).__name__}: {exc})", file=sys.stderr)
+    os.lseek(state, 0, os.SEEK_SET)
+    with os.fdopen(state, "rb") as f:
+        command = json.loads(f.read())
+    os.environ.clear()
+    os.environ.update(command["environ"])
+    sys.argv = command["argv"]
+    import tempfile
+
+    tempfile.tempdir = None  # read from the command's TMPDIR again
