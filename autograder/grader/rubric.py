@@ -7,6 +7,7 @@ only on the grader and shows only the property it tests."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import sys
 from pathlib import Path
@@ -36,7 +37,21 @@ def _import_jsonschema():
 
 def load(path: Path = HERE / "rubric.json") -> dict[str, dict[str, Entry]]:
     """{part: {check name: Entry}} in file order, each check numbered by its position in its part and public when
-    the public zone defines it (public_checks); raises jsonschema.ValidationError on a malformed rubric."""
+    the public zone defines it (public_checks); raises jsonschema.ValidationError on a malformed rubric. Read and
+    validated once per process and version of the file (a grade asks for it once per part, about 0.2 CPU s each
+    time); each call gets dictionaries of its own."""
+    found = Path(path).stat()
+    cached = _loaded(str(path), found.st_mtime_ns, found.st_size, _public_sources_version())
+    return {part: dict(entries) for part, entries in cached.items()}
+
+
+def _public_sources_version() -> tuple[int, ...]:
+    """When the public checks' sources last changed (a new version of one makes load read them again)."""
+    return tuple(source.stat().st_mtime_ns for source in sorted(PUBLIC_CHECKS.rglob("*.py")))
+
+
+@functools.lru_cache(maxsize=4)
+def _loaded(path: str, *version) -> dict[str, dict[str, Entry]]:
     data = json.loads(Path(path).read_text())
     _import_jsonschema().validate(data, json.loads((HERE / "rubric.schema.json").read_text()))
     public = {part: public_checks(part) for part in data["parts"]}

@@ -3,6 +3,7 @@ nothing and grading still finishes, a missing module costs only its part, gradin
 results.json follows Gradescope's format without leaking hidden material."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -61,6 +62,21 @@ def test_a_rubric_cannot_say_a_checks_visibility_its_zone_says_it(tmp_path):
     )
     with pytest.raises(jsonschema.ValidationError):
         rubric_mod.load(bad)
+
+
+def test_the_rubric_is_read_once_and_again_when_its_file_changes(tmp_path):
+    """load keeps what it read (a grade asks once per part) until the file changes; every caller gets its own dicts."""
+    path = tmp_path / "rubric.json"
+    document = json.loads((ROOT / "autograder" / "grader" / "rubric.json").read_text())
+    path.write_text(json.dumps(document))
+    first = rubric_mod.load(path)
+    first["bleu"].clear()
+    assert rubric_mod.load(path)["bleu"], "a caller's change reached the next caller"
+    name = next(iter(document["parts"]["bleu"]["checks"]))
+    document["parts"]["bleu"]["checks"][name]["points"] = 7
+    path.write_text(json.dumps(document))
+    os.utime(path, ns=(1, 1))  # a new version, whatever the file system's clock resolution
+    assert rubric_mod.load(path)["bleu"][name].points == 7
 
 
 def test_a_check_is_public_where_the_public_zone_defines_it(tmp_path):
