@@ -7,10 +7,11 @@ must hold nothing of the grader's, no argument, no environment variable, nothing
 
 1. As typed (`python -m autograder grade SUBMISSION ...`): it writes its arguments and environment to an anonymous
    file (memfd) and executes itself again, without its arguments (`python -m autograder`), with an environment of
-   the kit's: the workers' hash seed (PYTHONHASHSEED=0), the kit on PYTHONPATH, the locale, the temporary folder, the
-   anonymous file's number (STATE) and the workers' own settings (CAPTIONKIT_WORKER_*).
-2. Executed again: it imports torch and forks the template, which closes the anonymous file unread; then it reads the
-   file back, takes its arguments and environment again and goes on as the command that was typed.
+   the kit's (ENVIRONMENT: the workers' PATH, a UTF-8 locale and hash seed 0; the kit on PYTHONPATH, the anonymous
+   file's number as STATE and the workers' own settings, CAPTIONKIT_WORKER_*).
+2. Executed again: it imports torch and forks the template, which closes the anonymous file unread and blanks the
+   environment block it inherited (what /proc/self/environ shows); then it reads the file back, takes its arguments
+   and environment again (its temporary folder and locale among them) and goes on as the command that was typed.
 
 The commands of `python -m autograder` that grade in their own process start this way (COMMANDS), and so may any
 program that grades (benchmarks/grade_benchmark.py); nothing does where Linux's memfd or fork is missing. Where the
@@ -25,9 +26,11 @@ import sys
 
 COMMANDS = ("grade", "demo", "gradescope-run")
 STATE = "CAPTIONKIT_CLEAN_START"  # the anonymous file's descriptor, in the environment of the command's second start
-# What the second start keeps of the environment: what Python's start-up and the template's folder read (none of it
-# is a secret), and the workers' settings (client.zygote.worker_environment).
-KEPT = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "CAPTIONKIT_WORKER_CUDA", "CAPTIONKIT_WORKER_DROP")
+# The environment of the second start, which the template inherits: the kit's values only, none of the command's (a
+# worker reads its process's first environment in /proc/self/environ, and the heap keeps what was freed), so the
+# temporary folder and the locale the command was given return with the command, after the fork.
+ENVIRONMENT = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONHASHSEED": "0"}
+WORKER_SETTINGS = ("CAPTIONKIT_WORKER_CUDA", "CAPTIONKIT_WORKER_DROP")  # the workers' own (zygote.worker_environment)
 
 
 def start(grading: bool) -> None:
@@ -54,8 +57,8 @@ def _execute_again() -> None:
     os.write(state, json.dumps({"argv": sys.argv, "environ": dict(os.environ)}).encode())
     kit = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     environment = {
-        **{name: os.environ[name] for name in KEPT if name in os.environ},
-        "PYTHONHASHSEED": "0",
+        **ENVIRONMENT,
+        **{name: os.environ[name] for name in WORKER_SETTINGS if name in os.environ},
         "PYTHONPATH": kit,
         STATE: str(state),
     }

@@ -55,13 +55,17 @@ for chunk in pages():
             at = chunk.find(first.encode(), at + 1)
 cmdline = open("/proc/self/cmdline", "rb").read().split(b"\\0")
 forked = int(b"-m" in cmdline and b"autograder" in cmdline)
-raise RuntimeError("PROBE forked=%d " % forked + " ".join("%s=%d" % item for item in sorted(seen.items())))
+first_environment = len(open("/proc/self/environ", "rb").read().replace(b"\\0", b""))  # bytes other than zeros
+raise RuntimeError(
+    "PROBE forked=%d environ=%d " % (forked, first_environment)
+    + " ".join("%s=%d" % item for item in sorted(seen.items()))
+)
 """
 
 
 def _grade_probe(tmp_path: Path, program: list[str]) -> str:
     """Grade the probe with the command line `program` (its Part 3); the probe's findings."""
-    markers = {name: secrets.token_hex(12) for name in ("canary", "environment", "argument")}
+    markers = {name: secrets.token_hex(12) for name in ("canary", "environment", "argument", "path")}
     submission = tmp_path / "submission"
     submission.mkdir()
     halves = {name: (marker[:12], marker[12:]) for name, marker in markers.items()}
@@ -71,7 +75,11 @@ def _grade_probe(tmp_path: Path, program: list[str]) -> str:
     done = subprocess.run(
         [*program, str(submission), "--part", "bleu", "--json", str(results)],
         cwd=ROOT,
-        env={**os.environ, "CAPTIONKIT_TEST_SECRET": markers["environment"]},
+        env={
+            **os.environ,
+            "CAPTIONKIT_TEST_SECRET": markers["environment"],
+            "PATH": f"/{markers['path']}:{os.environ.get('PATH', '/usr/bin:/bin')}",  # a variable Python reads
+        },
         capture_output=True,
         text=True,
         timeout=300,
@@ -87,4 +95,23 @@ def test_a_graded_worker_comes_from_the_template_forked_at_the_clean_start_and_r
     findings = _grade_probe(tmp_path, [sys.executable, "-m", "autograder", "grade"])
     assert findings.startswith("PROBE forked=1 "), findings  # the workers descend from the grading command itself
     assert "canary=1" in findings, findings  # the scan finds what is in its memory
-    assert "environment=0" in findings and "argument=0" in findings, findings
+    assert "environment=0" in findings and "argument=0" in findings and "path=0" in findings, findings
+    assert "environ=0 " in findings, findings  # the block /proc/self/environ shows was blanked
+
+
+def test_the_second_start_gets_nothing_of_the_command_s_environment_or_arguments(monkeypatch):
+    """What the template inherits beyond the kit's own values (the environment block and the command line of the
+    second start): nothing the command was given, whatever it is."""
+    from autograder.grader import clean_start
+
+    marker = secrets.token_hex(12)
+    executed = []
+    monkeypatch.setattr(os, "execve", lambda path, argv, env: executed.append((argv, env)))
+    for name in ("PATH", "LANG", "LC_ALL", "TMPDIR", "HOME", "CAPTIONKIT_TEST_SECRET"):
+        monkeypatch.setenv(name, f"/{marker}")
+    monkeypatch.setattr(sys, "argv", [sys.argv[0], "grade", f"/{marker}"])
+    clean_start.start(grading=True)
+    [(argv, env)] = executed
+    os.close(int(env[clean_start.STATE]))  # the anonymous file, which the second start would have read
+    assert marker not in repr(argv) + repr(env), (argv, env)
+    assert set(env) == {*clean_start.ENVIRONMENT, "PYTHONPATH", clean_start.STATE}, env

@@ -44,11 +44,11 @@ def forked_template():
 
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     kit = Path(__file__).resolve().parents[2]
-    environment = {name: os.environ[name] for name in clean_start.KEPT if name in os.environ}
+    settings = {name: os.environ[name] for name in clean_start.WORKER_SETTINGS if name in os.environ}
     helper = subprocess.Popen(
         [sys.executable, *WORKER_PYTHON_FLAGS, "-c", CLEAN_START, str(theirs.fileno())],
         pass_fds=(theirs.fileno(),),
-        env={**environment, "PYTHONHASHSEED": "0", "PYTHONPATH": str(kit)},
+        env={**clean_start.ENVIRONMENT, **settings, "PYTHONPATH": str(kit)},
     )
     theirs.close()
     lent, fds, _, _ = socket.recv_fds(ours, 4096, 1)

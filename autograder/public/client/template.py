@@ -20,6 +20,7 @@ the next submission's workers.
 from __future__ import annotations
 
 import atexit
+import ctypes
 import fcntl
 import hashlib
 import importlib
@@ -236,6 +237,7 @@ def _become_template(control: int, output: int, folder: Path, runtime: Path, env
         os.chdir(folder)
         os.environ.clear()
         os.environ.update(environment)
+        _blank_first_environment()
         tempfile.tempdir = None
         for name in [name for name in sys.modules if name.split(".")[0] in ("autograder", "shared")]:
             del sys.modules[name]  # imported from the kit: from now on from the runtime copy, as a worker imports
@@ -249,6 +251,16 @@ def _become_template(control: int, output: int, folder: Path, runtime: Path, env
         os.write(2, f"template: not started: {type(exc).__name__}: {exc}\n".encode())
     finally:
         os._exit(127)
+
+
+def _blank_first_environment() -> None:
+    """Overwrite with zeros the environment block this process was started with (what /proc/self/environ shows, and
+    every fork inherits), once os.environ has replaced every variable in it (no pointer into it remains)."""
+    with open("/proc/self/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    start, end = int(fields[47]), int(fields[48])  # env_start and env_end: proc(5)'s fields 50 and 51
+    if 0 < start < end:
+        ctypes.memset(start, 0, end - start)
 
 
 class _ForkedProcess:
