@@ -1,6 +1,7 @@
-"""The template process (autograder/worker/template.py) as a grading process holds it: one per process, started at
-its first sandboxed zygote from a runtime copy of its own, kept for every grade the process runs (`batch` grades many
-submissions in one process) and ended when the process ends. Every zygote of those grades is forked from it and
+"""The template process (autograder/worker/template.py) as a grading process holds it: one per process, forked by a
+grading command's clean start before it reads anything (Template.fork, autograder/grader/clean_start.py) or else
+started at its first sandboxed zygote from a runtime copy of its own, kept for every grade the process runs (`batch`
+grades many submissions in one process) and ended when the process ends. Every zygote of those grades is forked from it and
 enters its sandbox itself, so a grade imports torch once instead of once per zygote.
 
 The template runs no student code: it only forks. A zygote it forked is the template's child, not the grading
