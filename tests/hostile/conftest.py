@@ -32,12 +32,13 @@ channel.recv(1)  # until the test process ends; then the template ends with this
 """
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="package", autouse=True)
 def forked_template():
     """Every grade of the suite forks its zygotes from a template forked as a grading command's clean start forks it
     (after `import torch`, from a process that holds nothing else: autograder/grader/clean_start.py), so that every
     hostile submission meets that path; a template that is lost, or whose runtime copy changed, is replaced by a fresh
-    interpreter, as in a grade. What a worker can read of the grading command: tests/grader/test_clean_start.py."""
+    interpreter, as in a grade. Lent to the suite's tests only (ended after them), so that no other test meets it.
+    What a worker can read of the grading command: tests/grader/test_clean_start.py."""
     from autograder.grader import clean_start
     from autograder.public.client import template
     from autograder.public.client.runtime import WORKER_PYTHON_FLAGS

@@ -1,8 +1,8 @@
 """The template process (autograder/worker/template.py) as a grading process holds it: one per process, forked by a
-grading command's clean start before it reads anything (Template.fork, autograder/grader/clean_start.py) or else
-started at its first sandboxed zygote from a runtime copy of its own, kept for every grade the process runs (`batch`
-grades many submissions in one process) and ended when the process ends. Every zygote of those grades is forked from it and
-enters its sandbox itself, so a grade imports torch once instead of once per zygote.
+grading command's clean start before it reads anything (Template.fork: the grader's clean_start module) or else started
+at its first sandboxed zygote from a runtime copy of its own, kept for every grade the process runs (`batch` grades many
+submissions in one process) and ended when the process ends. Every zygote of those grades is forked from it and enters
+its sandbox itself, so a grade imports torch once instead of once per zygote.
 
 The template runs no student code: it only forks. A zygote it forked is the template's child, not the grading
 process's, so the grading process holds it as a TemplateChild, which asks the template for its status.
