@@ -63,9 +63,7 @@ class Template:
     @classmethod
     def start(cls, environment: dict[str, str]) -> Template:
         """A template from a runtime copy of its own, with `environment`."""
-        folder = Path(tempfile.mkdtemp(prefix="captionkit-template-"))
-        os.chmod(folder, 0o711)  # the sandbox user passes through to the runtime copy, and lists nothing
-        runtime = copy_runtime(folder / "runtime")
+        folder, runtime = _new_folder()
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         with open(folder / "output.txt", "ab") as output:
             os.chmod(folder / "output.txt", 0o600)
@@ -96,9 +94,7 @@ class Template:
         clean start: autograder.grader.clean_start), with a runtime copy of its own and the environment
         `environment_of(folder)` gives. The child drops every module of the kit this process imported and serves
         from the copy, as a template started from it does."""
-        folder = Path(tempfile.mkdtemp(prefix="captionkit-template-"))
-        os.chmod(folder, 0o711)
-        runtime = copy_runtime(folder / "runtime")
+        folder, runtime = _new_folder()
         fingerprint = runtime_fingerprint(runtime)
         environment = {**environment_of(folder), "HOME": str(folder), "TMPDIR": str(folder)}
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -223,6 +219,13 @@ def runtime_fingerprint(runtime: Path) -> dict[str, str]:
     return found
 
 
+def _new_folder() -> tuple[Path, Path]:
+    """A template's folder and the runtime copy in it."""
+    folder = Path(tempfile.mkdtemp(prefix="captionkit-template-"))
+    os.chmod(folder, 0o711)  # the sandbox user passes through to the runtime copy, and lists nothing
+    return folder, copy_runtime(folder / "runtime")
+
+
 def _become_template(control: int, output: int, folder: Path, runtime: Path, environment: dict[str, str]) -> None:
     """In a child just forked by Template.fork: keep only `control` (as 3) and `output` (as 1 and 2), take a session,
     the folder and the environment of the template's own, forget the kit's modules and serve from the runtime copy
@@ -333,10 +336,8 @@ def forked_here() -> bool:
 def inherit() -> None:
     """In a child forked from a process that holds a template (os.fork, after prefork): use that template as this
     process's own, lent (the parent ends it)."""
-    global _current
     if _current is not None and _current.owner != os.getpid():
-        held = _current
-        _current = Template(held.folder, _LentProcess(held.proc.pid), held.control, os.getpid(), held.fingerprint, True)  # type: ignore[arg-type]
+        adopt(*_current.lend())
 
 
 def current_template(environment: dict[str, str]) -> Template:
