@@ -4,7 +4,10 @@ public checker prints what the kit's `check` prints, and a module that returns t
 inputs passes the public checks but loses those points in the grader, which also runs them on its own cases."""
 
 import math
+import os
 import shutil
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -463,6 +466,25 @@ def test_check_imports_torch_for_the_workers_once_and_a_crash_costs_only_its_par
     started.clear()
     checker.check(ROOT / "solutions", ("bleu", "attention"))
     assert started == [("bleu", "attention")]
+
+
+def test_check_leaves_nothing_in_the_temporary_folder(tmp_path):
+    """`check` ends without the interpreter's teardown (checker.exit_now), so no atexit function runs: whatever it
+    made in the temporary folder it removes itself. It once left hypothesis's cache folder there at every run."""
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    environment = {**os.environ, "TMPDIR": str(temporary)}
+    environment.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "autograder", "check", "--part", "bleu", str(ROOT / "solutions")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=environment,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(path.name for path in temporary.iterdir()) == []
 
 
 def re_match(pattern: str, text: str) -> bool:
