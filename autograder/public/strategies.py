@@ -51,7 +51,6 @@ from hypothesis.configuration import set_hypothesis_home_dir
 
 from autograder.public.checks import current_round, visibility
 
-
 _hypothesis_home: list[str] = []  # the private folder made below, while it exists
 
 
