@@ -169,19 +169,20 @@ from autograder.public.score_table import table
 
 
 class Clock(Progress):
-    # Wall seconds of each phase of the run, and of the checks of each part.
+    # Wall seconds of each stretch of the run (a step, or one of a part's two phases: a part's mark comes once per
+    # phase), and of the checks within each stretch, keyed by the stretch's mark.
     def __init__(self):
         self.marks, self.checks, self.training = [], {}, {}
     def step(self, text):
         self.marks.append((text, time.monotonic()))
     def part(self, index, count, module, checks):
-        self.module = module
         self.marks.append((module, time.monotonic()))
     def check(self, number, name, training):
         self.started, self.training_check = time.monotonic(), training
     def check_done(self):
         kind = self.training if self.training_check else self.checks
-        kind[self.module] = kind.get(self.module, 0.0) + time.monotonic() - self.started
+        mark = len(self.marks) - 1
+        kind[mark] = kind.get(mark, 0.0) + time.monotonic() - self.started
     def end(self):
         self.marks.append(("end", time.monotonic()))
 
@@ -190,10 +191,10 @@ clock = Clock()
 report = grade(Path(sys.argv[1]), progress=clock)
 print(table(report, show_checks=False))
 print("where the wall seconds went (one core busy at a time: on a quiet machine, close to CPU seconds):")
-for (name, t0), (_, t1) in zip(clock.marks, clock.marks[1:]):
-    checks, training = clock.checks.get(name, 0.0), clock.training.get(name, 0.0)
+for mark, ((name, t0), (_, t1)) in enumerate(zip(clock.marks, clock.marks[1:])):
+    checks, training = clock.checks.get(mark, 0.0), clock.training.get(mark, 0.0)
     rest = f": checks {checks:5.1f} s, training checks {training:5.1f} s, start-ups and the rest " \\
-           f"{t1 - t0 - checks - training:5.1f} s" if name in clock.checks or name in clock.training else ""
+           f"{t1 - t0 - checks - training:5.1f} s" if mark in clock.checks or mark in clock.training else ""
     print(f"  {name:38s} {t1 - t0:6.1f} s{rest}")
 """
 
