@@ -14,7 +14,9 @@ CPU seconds: the sum over every process of the tree of the user and system time 
 (/proc/<pid>/stat), read at each sample, so that a process counts although nobody waits for it (the sandboxed
 workers: their exit status goes to the worker's own init, and their time never reaches RUSAGE_CHILDREN, which
 saw 56 of about 160 CPU seconds of a full grade). It misses what a process spends after the last sample
-(under 20 ms each). RUSAGE_CHILDREN (the command and the descendants it waited for) is printed beside it.
+(under 20 ms each). RUSAGE_CHILDREN (the command and the descendants it waited for) is printed beside it, and
+where the seconds went: the command's own process (a grade's grading process), its five busiest descendants (in
+a full grade of the reference, the workers that train Parts 1, 4, 5, 6 and 7) and all the others.
 Peak memory is sampled from /proc every 20 ms over the whole tree, two ways: the sum of proportional set sizes
 (PSS: a page shared by k processes counts 1/k to each, so the sum is the physical memory the tree uses, what a
 container's memory limit counts) and the sum of resident set sizes (RSS: shared pages such as torch's libraries
@@ -138,10 +140,17 @@ def measure(command: list[str], cwd: Path | None = None, env: dict | None = None
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     waited = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    own = sum(seconds for (pid, _), seconds in cpu_of.items() if pid == proc.pid)
+    others = sorted((seconds for (pid, _), seconds in cpu_of.items() if pid != proc.pid), reverse=True)
     return dict(
         command=" ".join(command),
         returncode=proc.returncode,
         cpu_seconds=max(sum(cpu_of.values()), waited),
+        # where they went: the command's own process (a grade's grading process), then its busiest descendants (in a
+        # full grade of the reference, the five trained parts' workers), then the others
+        own_cpu_seconds=own,
+        busiest_cpu_seconds=others[:BUSIEST],
+        other_cpu_seconds=(len(others[BUSIEST:]), sum(others[BUSIEST:])),
         waited_cpu_seconds=waited,
         wall_seconds=wall,
         peak_tree_pss_mb=peak_pss / 2**20,
@@ -151,6 +160,7 @@ def measure(command: list[str], cwd: Path | None = None, env: dict | None = None
     )
 
 
+BUSIEST = 5  # descendants whose CPU seconds are printed one by one
 SPIN = "while True: pass"
 # The default command: `python -m autograder grade solutions`'s work (its clean start, then engine.grade), followed by
 # where its wall seconds went (on a quiet machine a grade keeps one core busy, so wall seconds are close to CPU
@@ -293,6 +303,12 @@ def main() -> int:
         print(
             f"CPU seconds:    {result['cpu_seconds']:.1f} (target <= 60; of processes waited for: "
             f"{result['waited_cpu_seconds']:.1f})"
+        )
+        count, rest = result["other_cpu_seconds"]
+        busiest = result["busiest_cpu_seconds"]
+        print(
+            f"CPU by process: the command's own {result['own_cpu_seconds']:.1f} s; its {len(busiest)} busiest "
+            f"descendants {sum(busiest):.1f} s ({', '.join(f'{s:.1f}' for s in busiest)}); {count} more {rest:.1f} s"
         )
         print(f"wall seconds:   {result['wall_seconds']:.1f}")
         print(f"CPU steal:      {result['stolen']:.1f} s (the machine's CPUs run for others meanwhile, all together)")
