@@ -20,6 +20,7 @@ from pathlib import Path
 
 from autograder.grader.batch_jobs import Job, KitMismatch, kit_fingerprint, materialise
 from autograder.public import limits
+from autograder.public.client.disk import remove_tree
 from autograder.public.progress import for_terminal
 
 _KIT = None
@@ -76,12 +77,34 @@ def _under_watchdog(job: Job, progress: str | None) -> dict:
     # This process's template, lent to the grading process of each submission it grades: torch is imported once per
     # batch worker, not once per submission (a fresh one whenever its runtime copy changed: client.template).
     kept = template.current_template(worker_environment(Path(tempfile.gettempdir())))
+    # The grading process's temporary folder, removed here once it has ended: one the watchdog killed leaves its
+    # folders behind (its scratch folder with a copy of the hidden inputs, the submission it was given). The sandbox
+    # user passes through it to its workers' folders, as through the machine's.
+    folder = tempfile.mkdtemp(prefix="captionkit-grading-")
+    try:
+        os.chmod(folder, 0o711)
+        data = _graded_in(folder, job, progress, kept, started + limit)
+    finally:
+        remove_tree(folder)
+    if data is None:
+        return _stopped(limit)
+    status, value = pickle.loads(data)  # the grading process's own (student code never runs there)
+    if status == "error":
+        raise value
+    return value
+
+
+def _graded_in(folder: str, job: Job, progress: str | None, kept, deadline: float) -> bytes | None:
+    """What the grading process of `job` wrote, with `folder` as its temporary folder and the template `kept` lent to
+    it; None when `deadline` (time.monotonic()) came first, and it was ended then."""
+    from autograder.public.client import template
+
     context = _grading_processes()
     result_read, result_write = context.Pipe(duplex=False)
     alive_read, alive_write = context.Pipe(duplex=False)  # the grading process ends when this one does
     child = context.Process(
         target=_child,
-        args=(job, progress, limits.LIMITS, dict(os.environ), result_write, alive_read, *kept.lend()),
+        args=(job, progress, limits.LIMITS, {**os.environ, "TMPDIR": folder}, result_write, alive_read, *kept.lend()),
         name=f"grading {job.id}",
     )
     try:
@@ -91,7 +114,7 @@ def _under_watchdog(job: Job, progress: str | None) -> dict:
         alive_read.close()
     data = None
     try:
-        data = _read_until(result_read.fileno(), started + limit)
+        data = _read_until(result_read.fileno(), deadline)
     finally:  # on any way out without the result (an interrupt included), the grading process is ended
         result_read.close()
         if data is None:
@@ -100,14 +123,9 @@ def _under_watchdog(job: Job, progress: str | None) -> dict:
         child.join()
         if not data:  # ended without its result: it may have left a request half done, so a fresh template
             template.close_template()
-    if data is None:
-        return _stopped(limit)
-    if not data:  # its traceback, if any, went to this process's standard error
+    if data == b"":  # its traceback, if any, went to this process's standard error
         raise RuntimeError(f"the grading process ended without a result (exit status {child.exitcode})")
-    status, value = pickle.loads(data)  # the grading process's own (student code never runs there)
-    if status == "error":
-        raise value
-    return value
+    return data
 
 
 def _read_until(fd: int, deadline: float) -> bytes | None:
@@ -165,6 +183,7 @@ def _child(job, progress, grading_limits, environment, result, alive, lent_contr
     os.setsid()  # a session of its own: the watchdog ends it and what it started together
     os.environ.clear()
     os.environ.update(environment)
+    tempfile.tempdir = None  # read from TMPDIR again: the grading process's own folder (_under_watchdog)
     threading.Thread(target=_end_with, args=(alive,), daemon=True).start()
     from autograder.public.client import template
 

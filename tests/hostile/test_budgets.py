@@ -5,8 +5,11 @@ results.json with 0 and the reason, on Gradescope and in a batch."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import os
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -16,6 +19,8 @@ import pytest
 from autograder.grader import batch, grades_table
 from autograder.grader.results import was_graded
 from autograder.public import limits
+from autograder.public.client import template
+from autograder.public.client.disk import remove_tree
 from tests.grader.test_cluster import cluster  # noqa: F401 (the fixture: a real dask scheduler and two workers)
 from tests.hostile import harness
 from tests.hostile.harness import ROOT, assert_contained, build, run_grade
@@ -74,14 +79,40 @@ def assert_stopped_and_the_rest_graded(out: Path, rows: list[dict], started: flo
     assert time.monotonic() - started < 400
 
 
+@pytest.fixture
+def temporary_folder(monkeypatch):
+    """A temporary folder of the test's own for the batch and the processes it starts ($TMPDIR and this process's
+    tempfile), which the sandbox users may pass through as they do the machine's: what a stopped grade leaves in it
+    can be seen."""
+    folder = Path(tempfile.mkdtemp(prefix="captionkit-test-tmp-"))
+    os.chmod(folder, 0o711)
+    monkeypatch.setenv("TMPDIR", str(folder))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    yield folder
+    template.close_template()  # this process's, if the batch started it here
+    # A forkserver the batch started here keeps its socket in a pymp- folder for as long as this process runs, and
+    # multiprocessing removes that folder at exit: the rest goes now, the folder itself once empty.
+    for entry in folder.iterdir():
+        if not entry.name.startswith("pymp-"):
+            remove_tree(entry)
+    with contextlib.suppress(OSError):
+        folder.rmdir()
+
+
 # inline: again with Docker's default capabilities (no PID namespace: the grading process's workers are ended one by
 # one, then swept)
 @pytest.mark.parametrize("jobs", [pytest.param(1, id="inline", marks=pytest.mark.caps), pytest.param(2, id="pool")])
-def test_a_batch_stops_a_grade_past_its_watchdog_and_grades_the_rest(tmp_path, jobs, long_start_up):
+def test_a_batch_stops_a_grade_past_its_watchdog_and_grades_the_rest(tmp_path, jobs, long_start_up, temporary_folder):
     submissions, out = stalling_class(tmp_path / "submissions"), tmp_path / "out"
     started = time.monotonic()
     rows = batch.run(submissions, out, jobs=jobs, watchdog=WATCHDOG)
     assert_stopped_and_the_rest_graded(out, rows, started)
+    # The stopped grade was killed before it could remove its folders (its scratch folder with the hidden inputs'
+    # copies, the submission it was given, hypothesis's cache): the batch removes them. What a batch worker keeps for
+    # as long as it runs (its template, its forkserver's socket folder) is not the grade's.
+    kept = ("captionkit-template-", "pymp-")
+    left = sorted(p.name for p in temporary_folder.iterdir() if not p.name.startswith(kept))
+    assert left == [], left
 
 
 def test_a_cluster_batch_stops_a_grade_past_its_watchdog_and_grades_the_rest(
