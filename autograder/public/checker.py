@@ -238,14 +238,23 @@ def training_notes() -> str:
     )
 
 
+# The kit's own atexit functions, by module: exit_now runs those of the modules this process imported.
+EXIT_FUNCTIONS = (
+    ("autograder.public.strategies", "remove_hypothesis_home"),
+    ("autograder.public.client.template", "close_template"),
+)
+
+
 def exit_now(code: int) -> None:
     """End the process with `code` once its output is written, without the interpreter's teardown: after torch is
     imported that teardown takes a third of a second, a tenth of a one-part `check`. For the command lines of `check`
-    only, which by then have closed their files and removed their folders; hypothesis's cache folder, removed at exit
-    otherwise, is removed here."""
-    strategies = sys.modules.get("autograder.public.strategies")
-    if strategies is not None:
-        strategies.remove_hypothesis_home()
+    only, which by then have closed their files and removed their folders. What the kit's modules end at exit
+    otherwise (atexit, which this skips) is ended here: hypothesis's cache folder, the template `check --train` starts
+    and its folder."""
+    for module, end in EXIT_FUNCTIONS:
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            getattr(loaded, end)()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -468,23 +469,35 @@ def test_check_imports_torch_for_the_workers_once_and_a_crash_costs_only_its_par
     assert started == [("bleu", "attention")]
 
 
-def test_check_leaves_nothing_in_the_temporary_folder(tmp_path):
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(["check", "--part", "bleu"], id="check"),
+        pytest.param(["check", "--train", "--part", "stylenet"], id="train", marks=pytest.mark.slow),
+    ],
+)
+def test_check_leaves_nothing_in_the_temporary_folder(command):
     """`check` ends without the interpreter's teardown (checker.exit_now), so no atexit function runs: whatever it
-    made in the temporary folder it removes itself. It once left hypothesis's cache folder there at every run."""
-    temporary = tmp_path / "tmp"
-    temporary.mkdir()
+    made in the temporary folder it removes itself. It once left hypothesis's cache folder there at every run, and
+    `check --train` its template's folder. (torch keeps a compilation cache of its own in the temporary folder.)"""
+    temporary = Path(tempfile.mkdtemp(prefix="captionkit-test-tmp-"))
+    os.chmod(temporary, 0o711)  # the sandbox user passes through to the workers' folders, as through /tmp
     environment = {**os.environ, "TMPDIR": str(temporary)}
     environment.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
-    done = subprocess.run(
-        [sys.executable, "-m", "autograder", "check", "--part", "bleu", str(ROOT / "solutions")],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=environment,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert sorted(path.name for path in temporary.iterdir()) == []
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "autograder", *command, str(ROOT / "solutions")],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=environment,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        left = sorted(path.name for path in temporary.iterdir() if not path.name.startswith("torchinductor_"))
+        assert left == []
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
 
 
 def re_match(pattern: str, text: str) -> bool:
