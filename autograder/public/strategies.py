@@ -51,8 +51,6 @@ from hypothesis.configuration import set_hypothesis_home_dir
 
 from autograder.public.checks import current_round, visibility
 
-_hypothesis_home: list[str] = []  # the private folder made below, while it exists
-
 
 def _keep_hypothesis_out_of_the_working_folder() -> None:
     """Hypothesis caches what it reads from source files in ./.hypothesis/ even with no example database: a
@@ -61,17 +59,8 @@ def _keep_hypothesis_out_of_the_working_folder() -> None:
     if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
         return
     home = tempfile.mkdtemp(prefix="captionkit-hypothesis-")
-    _hypothesis_home.append(home)
-    atexit.register(remove_hypothesis_home)
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
     set_hypothesis_home_dir(home)
-
-
-def remove_hypothesis_home() -> None:
-    """Remove the private folder of hypothesis's cache. At exit, and by a command that ends without the
-    interpreter's teardown (autograder.public.checker.exit_now), which runs no atexit function: `check` left one
-    folder in the temporary folder at every run."""
-    while _hypothesis_home:
-        shutil.rmtree(_hypothesis_home.pop(), ignore_errors=True)
 
 
 _keep_hypothesis_out_of_the_working_folder()
