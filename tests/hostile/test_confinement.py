@@ -352,6 +352,33 @@ def test_one_walk_serves_every_sandbox_user(open_folder, monkeypatch):
     assert scanned.count(str(own)) == 1, f"A's folder was listed {scanned.count(str(own))} times for 18 users"
 
 
+def test_one_walk_of_a_root_serves_every_set_of_roots_it_is_in(open_folder, monkeypatch):
+    """A grade's disk watch asks for the disk-backed temporary folders, its sweep for all of them: a root in both is
+    walked once, and each answer holds what the walk found beneath each of its roots."""
+    from autograder.public.client import disk
+
+    first, second = open_folder / "first", open_folder / "second"
+    for root in (first, second):
+        (root / "closed" / "drop").mkdir(parents=True)
+        os.chmod(root, 0o755)
+        os.chmod(root / "closed", 0o755)
+        os.chmod(root / "closed" / "drop", 0o777)
+    scanned = []
+    real_scandir = os.scandir
+    monkeypatch.setattr(disk.os, "scandir", lambda path: scanned.append(str(path)) or real_scandir(path))
+    monkeypatch.setattr(disk, "_searches", {})
+    uid = 65534  # nobody: owns none of these folders
+    assert disk.writable_folders(uid, (str(first),)) == [str(first), str(first / "closed" / "drop")]
+    assert disk.writable_folders(uid, (str(first), str(second))) == [
+        str(first),
+        str(second),
+        str(first / "closed" / "drop"),
+        str(second / "closed" / "drop"),
+    ]
+    walked = scanned.count(str(first / "closed"))
+    assert walked == 1, f"{first / 'closed'} was listed {walked} times for two sets of roots"
+
+
 def test_A53_landlock_gives_the_worker_no_right_in_the_shared_temporary_folders():
     """Its own folder (beneath /tmp, as a grade's is) is everything; /tmp, /var/tmp and /run/lock get no rule."""
     rights = landlock.worker_paths("/tmp/captionkit-grade-x/runtime", "/tmp/captionkit-grade-x/bleu/work")

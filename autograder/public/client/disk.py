@@ -76,16 +76,17 @@ def count_files(
     return used, files
 
 
-# Folders one search for world-writable folders enters at most: bounded whatever other users keep in the temporary
-# folders; breadth first, so shallow ones (/tmp/.X11-unix) are found first.
+# Folders one search for world-writable folders enters at most, beneath each root: bounded whatever other users keep in
+# the temporary folders; breadth first, so shallow ones (/tmp/.X11-unix) are found first.
 SEARCHED_FOLDERS = 20_000
 # How long one such search is reused. The search walks every folder of another user that a sandbox user may enter (a
 # /tmp holding a virtual environment or a test run's folders: thousands, about half a second), and a grade sweeps
 # before every worker; a folder made since, directly in a temporary folder or in a writable one, is found at once
-# (each call looks into those), one deeper in another user's folder at the next search. One walk serves every sandbox
-# user (the sweep of a batch's 16 slots walked /tmp 16 times, 13.5 s on a /tmp of 12 GB).
+# (each call looks into those), one deeper in another user's folder at the next search. One walk of each root serves
+# every sandbox user and every set of roots it is in (the sweep of a batch's 16 slots walked /tmp 16 times, 13.5 s on
+# a /tmp of 12 GB; a grade's disk watch and its sweep, each with its own roots, walked /tmp twice).
 SEARCH_REUSED_SECONDS = 300.0
-_searches: dict[tuple[str, ...], tuple[float, list[tuple[str, frozenset[int]]]]] = {}
+_searches: dict[str, tuple[float, list[tuple[str, frozenset[int]]]]] = {}  # root -> (when, what its walk found)
 
 
 def writable_folders(uid: int, roots: tuple[str, ...] | None = None) -> list[str]:
@@ -95,10 +96,7 @@ def writable_folders(uid: int, roots: tuple[str, ...] | None = None) -> list[str
     the places besides its own where its files can lie (disk_usage looks only there, and the grader's sweep empties
     them of its files)."""
     roots = tuple(roots if roots is not None else (folder for folder in TEMP_DIRS if folder not in MEMORY_TEMP_DIRS))
-    searched_at, searched = _searches.get(roots, (None, []))
-    if searched_at is None or time.monotonic() - searched_at > SEARCH_REUSED_SECONDS:
-        searched = _search_writable_by_owners(roots, SEARCHED_FOLDERS)
-        _searches[roots] = (time.monotonic(), searched)
+    searched = [found for root in roots for found in _searched(root)]
     found = list(dict.fromkeys([*roots, *(folder for folder, owners in searched if uid not in owners)]))
     looked = [
         path
@@ -109,8 +107,19 @@ def writable_folders(uid: int, roots: tuple[str, ...] | None = None) -> list[str
     return list(dict.fromkeys([*found, *looked]))
 
 
+def _searched(root: str) -> list[tuple[str, frozenset[int]]]:
+    """What the walk beneath `root` found (_search_writable_by_owners), walked again once SEARCH_REUSED_SECONDS old."""
+    searched_at, searched = _searches.get(root, (None, []))
+    if searched_at is None or time.monotonic() - searched_at > SEARCH_REUSED_SECONDS:
+        searched = _search_writable_by_owners((root,), SEARCHED_FOLDERS)
+        _searches[root] = (time.monotonic(), searched)
+    return searched
+
+
 def _enterable_folders(folder: str) -> list[tuple[str, os.stat_result]]:
-    """(path, stat) of each folder directly in `folder` that every user may enter (links not followed)."""
+    """(path, stat) of each folder directly in `folder` that every user may enter (links not followed). Only folders
+    are stat'ed: the listing's own entry types tell them from files (a walk through a /tmp holding virtual environments
+    met ten files for each folder)."""
     try:
         entries = list(os.scandir(folder))
     except OSError:
@@ -118,10 +127,12 @@ def _enterable_folders(folder: str) -> list[tuple[str, os.stat_result]]:
     found = []
     for entry in entries:
         try:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
             info = entry.stat(follow_symlinks=False)
         except OSError:
             continue
-        if entry.is_dir(follow_symlinks=False) and info.st_mode & 0o001:
+        if stat.S_ISDIR(info.st_mode) and info.st_mode & 0o001:
             found.append((entry.path, info))
     return found
 
