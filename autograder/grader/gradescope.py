@@ -23,8 +23,10 @@ from __future__ import annotations
 import importlib.metadata
 import io
 import json
+import os
 import random
 import stat
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -91,6 +93,7 @@ def run(root: Path) -> int:
     from autograder.grader.isolation import sweep_free_slots
     from autograder.grader.results import write_json_atomic
     from autograder.public.client import template
+    from autograder.public.client.disk import remove_tree
     from autograder.public.limits import LIMITS
 
     limit = LIMITS.seconds(LIMITS.submission)
@@ -99,13 +102,23 @@ def run(root: Path) -> int:
     # a library) the grading process is a fresh interpreter.
     inherit = template.forked_here()
     context = multiprocessing.get_context("fork" if inherit else "spawn")
-    process = context.Process(target=_graded_in_child, args=(Path(root), inherit))
-    process.start()
-    process.join(limit)
-    if process.is_alive():
-        process.kill()
-        process.join()
-        sweep_free_slots()
+    # The grading process's temporary folder, removed here once it has ended: one the watchdog killed leaves its
+    # folders behind (its scratch folder with a copy of the hidden inputs, the submission it unpacked). The sandbox
+    # user passes through it to its workers' folders, as through the machine's.
+    folder = tempfile.mkdtemp(prefix="captionkit-grading-")
+    try:
+        os.chmod(folder, 0o711)
+        process = context.Process(target=_graded_in_child, args=(Path(root), inherit, folder))
+        process.start()
+        process.join(limit)
+        stopped = process.is_alive()
+        if stopped:
+            process.kill()
+            process.join()
+            sweep_free_slots()
+    finally:
+        remove_tree(folder)
+    if stopped:
         write_json_atomic(
             {
                 "score": 0,
@@ -131,12 +144,15 @@ def run(root: Path) -> int:
     return process.exitcode
 
 
-def _graded_in_child(root: Path, inherit: bool = False) -> None:
+def _graded_in_child(root: Path, inherit: bool = False, folder: str | None = None) -> None:
     """The grading itself (the watchdog's child process): exits 0 once results.json is written. `inherit`: forked
-    from a process that holds its template, which it uses (client.template.inherit)."""
+    from a process that holds its template, which it uses (client.template.inherit). `folder`: its temporary folder
+    (run removes it)."""
     import sys
-    import tempfile
 
+    if folder is not None:
+        os.environ["TMPDIR"] = folder
+        tempfile.tempdir = None  # read from TMPDIR again
     from autograder.public.client import template
 
     if inherit:

@@ -1,15 +1,19 @@
 """The hostile suite measures the sandbox's own limits: it runs them unscaled (see tests/conftest.py)."""
 
+import contextlib
 import dataclasses
 import os
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from autograder.public import limits
+from autograder.public.client import template
+from autograder.public.client.disk import remove_tree
 
 
 @pytest.fixture(autouse=True)
@@ -59,3 +63,25 @@ def forked_template():
     template.close_template()
     ours.close()
     helper.wait(timeout=30)
+
+
+@pytest.fixture
+def temporary_folder(monkeypatch):
+    """A temporary folder of the test's own for a grade and the processes it starts ($TMPDIR and this process's
+    tempfile), which the sandbox users may pass through as they do the machine's: what a stopped grade leaves in it
+    can be seen."""
+    folder = Path(tempfile.mkdtemp(prefix="captionkit-test-tmp-"))
+    os.chmod(folder, 0o711)
+    monkeypatch.setenv("TMPDIR", str(folder))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    held = template._current  # the suite's (forked_template), which stays for the tests after this one
+    yield folder
+    if template._current is not held:
+        template.close_template()  # one the test started here, in this folder
+    # A forkserver the batch started here keeps its socket in a pymp- folder for as long as this process runs, and
+    # multiprocessing removes that folder at exit: the rest goes now, the folder itself once empty.
+    for entry in folder.iterdir():
+        if not entry.name.startswith("pymp-"):
+            remove_tree(entry)
+    with contextlib.suppress(OSError):
+        folder.rmdir()

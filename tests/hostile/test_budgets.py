@@ -5,11 +5,8 @@ results.json with 0 and the reason, on Gradescope and in a batch."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
-import os
-import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -19,8 +16,6 @@ import pytest
 from autograder.grader import batch, grades_table
 from autograder.grader.results import was_graded
 from autograder.public import limits
-from autograder.public.client import template
-from autograder.public.client.disk import remove_tree
 from tests.grader.test_cluster import cluster  # noqa: F401 (the fixture: a real dask scheduler and two workers)
 from tests.hostile import harness
 from tests.hostile.harness import ROOT, assert_contained, build, run_grade
@@ -77,26 +72,6 @@ def assert_stopped_and_the_rest_graded(out: Path, rows: list[dict], started: flo
     assert (out / "grades.csv").is_file()
     assert not harness.sandbox_processes(), harness.sandbox_processes()
     assert time.monotonic() - started < 400
-
-
-@pytest.fixture
-def temporary_folder(monkeypatch):
-    """A temporary folder of the test's own for the batch and the processes it starts ($TMPDIR and this process's
-    tempfile), which the sandbox users may pass through as they do the machine's: what a stopped grade leaves in it
-    can be seen."""
-    folder = Path(tempfile.mkdtemp(prefix="captionkit-test-tmp-"))
-    os.chmod(folder, 0o711)
-    monkeypatch.setenv("TMPDIR", str(folder))
-    monkeypatch.setattr(tempfile, "tempdir", None)
-    yield folder
-    template.close_template()  # this process's, if the batch started it here
-    # A forkserver the batch started here keeps its socket in a pymp- folder for as long as this process runs, and
-    # multiprocessing removes that folder at exit: the rest goes now, the folder itself once empty.
-    for entry in folder.iterdir():
-        if not entry.name.startswith("pymp-"):
-            remove_tree(entry)
-    with contextlib.suppress(OSError):
-        folder.rmdir()
 
 
 # inline: again with Docker's default capabilities (no PID namespace: the grading process's workers are ended one by

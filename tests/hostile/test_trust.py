@@ -621,9 +621,10 @@ def live_children() -> list[int]:
 
 
 @pytest.mark.caps
-def test_a_submission_past_its_time_limit_is_stopped_swept_and_reported(tmp_path, monkeypatch):
+def test_a_submission_past_its_time_limit_is_stopped_swept_and_reported(tmp_path, monkeypatch, temporary_folder):
     """gradescope.run grades in a child process under the submission's time limit; past it the child is killed,
-    what it started is swept, and results.json says that grading stopped. The submission's import never ends."""
+    what it started is swept, its folders are removed, and results.json says that grading stopped. The submission's
+    import never ends."""
     from multiprocessing import resource_tracker
 
     from autograder.grader import gradescope
@@ -649,6 +650,9 @@ def test_a_submission_past_its_time_limit_is_stopped_swept_and_reported(tmp_path
         time.sleep(0.1)
     left = {pid: Path(f"/proc/{pid}/cmdline").read_bytes()[:200] for pid in set(live_children()) - before}
     assert not left, f"left running after the watchdog: {left}"
+    # The killed grade could not remove its folders (its scratch folder with the hidden inputs' copies, the submission
+    # it unpacked, hypothesis's cache, its template's): the watchdog removes them.
+    assert sorted(entry.name for entry in temporary_folder.iterdir()) == []
 
 
 def test_a_batch_stops_a_submission_past_its_time_limit_reports_it_and_grades_the_next(tmp_path, monkeypatch):
