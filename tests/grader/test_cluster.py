@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytest
 from distributed import Client
 
 from autograder.grader import batch
+from autograder.public.client.disk import remove_tree
 
 pytestmark = pytest.mark.xdist_group("cluster")  # one worker starts the cluster and grades the local reference
 
@@ -24,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 REFERENCE, STUB = ROOT / "solutions" / "bleu.py", ROOT / "assignments" / "bleu.py"
 
 
-def _dask(*args: str, log: Path) -> subprocess.Popen:
+def _dask(*args: str, log: Path, temporary: str) -> subprocess.Popen:
     with open(log, "wb") as f:
         return subprocess.Popen(
             [sys.executable, "-m", "dask", *args],
@@ -33,6 +35,7 @@ def _dask(*args: str, log: Path) -> subprocess.Popen:
             stdin=subprocess.DEVNULL,
             cwd=log.parent,
             start_new_session=True,
+            env={**os.environ, "TMPDIR": temporary},
         )
 
 
@@ -48,6 +51,10 @@ def cluster(tmp_path_factory):
     (without a nanny, a killed worker stays dead)."""
     folder = tmp_path_factory.mktemp("cluster")
     file = folder / "scheduler.json"
+    # The cluster's temporary folder: its workers are killed, not ended, so what they keep there for as long as they
+    # run (a template, a forkserver's socket) would stay in the machine's. The sandbox users pass through it.
+    temporary = tempfile.mkdtemp(prefix="captionkit-test-cluster-")
+    os.chmod(temporary, 0o711)
     scheduler = _dask(
         "scheduler",
         "--host",
@@ -58,6 +65,7 @@ def cluster(tmp_path_factory):
         "--scheduler-file",
         str(file),
         log=folder / "scheduler.log",
+        temporary=temporary,
     )
     workers = []
     try:
@@ -76,6 +84,7 @@ def cluster(tmp_path_factory):
                 "--name",
                 f"w{i}",
                 log=folder / f"worker-{i}.log",
+                temporary=temporary,
             )
             for i in range(2)
         ]
@@ -85,6 +94,7 @@ def cluster(tmp_path_factory):
     finally:
         for proc in [*workers, scheduler]:
             _stop(proc)
+        remove_tree(temporary)
 
 
 @pytest.fixture(scope="module")

@@ -1,7 +1,7 @@
 """The hostile suite measures the sandbox's own limits: it runs them unscaled (see tests/conftest.py)."""
 
-import contextlib
 import dataclasses
+import multiprocessing.util
 import os
 import socket
 import subprocess
@@ -69,7 +69,10 @@ def forked_template():
 def temporary_folder(monkeypatch):
     """A temporary folder of the test's own for a grade and the processes it starts ($TMPDIR and this process's
     tempfile), which the sandbox users may pass through as they do the machine's: what a stopped grade leaves in it
-    can be seen."""
+    can be seen. Removed afterwards with everything in it."""
+    # This process's multiprocessing folder (a forkserver's socket), made once per process and removed when it exits:
+    # made now, in the machine's temporary folder, it outlives neither this test's folder nor the process.
+    multiprocessing.util.get_temp_dir()
     folder = Path(tempfile.mkdtemp(prefix="captionkit-test-tmp-"))
     os.chmod(folder, 0o711)
     monkeypatch.setenv("TMPDIR", str(folder))
@@ -78,10 +81,4 @@ def temporary_folder(monkeypatch):
     yield folder
     if template._current is not held:
         template.close_template()  # one the test started here, in this folder
-    # A forkserver the batch started here keeps its socket in a pymp- folder for as long as this process runs, and
-    # multiprocessing removes that folder at exit: the rest goes now, the folder itself once empty.
-    for entry in folder.iterdir():
-        if not entry.name.startswith("pymp-"):
-            remove_tree(entry)
-    with contextlib.suppress(OSError):
-        folder.rmdir()
+    remove_tree(folder)

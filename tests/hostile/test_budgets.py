@@ -84,9 +84,8 @@ def test_a_batch_stops_a_grade_past_its_watchdog_and_grades_the_rest(tmp_path, j
     assert_stopped_and_the_rest_graded(out, rows, started)
     # The stopped grade was killed before it could remove its folders (its scratch folder with the hidden inputs'
     # copies, the submission it was given, hypothesis's cache): the batch removes them. What a batch worker keeps for
-    # as long as it runs (its template, its forkserver's socket folder) is not the grade's.
-    kept = ("captionkit-template-", "pymp-")
-    left = sorted(p.name for p in temporary_folder.iterdir() if not p.name.startswith(kept))
+    # as long as it runs (its template) is not the grade's.
+    left = sorted(p.name for p in temporary_folder.iterdir() if not p.name.startswith("captionkit-template-"))
     assert left == [], left
 
 
