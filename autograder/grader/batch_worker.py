@@ -20,7 +20,7 @@ from pathlib import Path
 
 from autograder.grader.batch_jobs import Job, KitMismatch, kit_fingerprint, materialise
 from autograder.public import limits
-from autograder.public.client.disk import remove_tree
+from autograder.public.client.disk import passable_folder
 from autograder.public.progress import for_terminal
 
 _KIT = None
@@ -80,12 +80,8 @@ def _under_watchdog(job: Job, progress: str | None) -> dict:
     # The grading process's temporary folder, removed here once it has ended: one the watchdog killed leaves its
     # folders behind (its scratch folder with a copy of the hidden inputs, the submission it was given). The sandbox
     # user passes through it to its workers' folders, as through the machine's.
-    folder = tempfile.mkdtemp(prefix="captionkit-grading-")
-    try:
-        os.chmod(folder, 0o711)
+    with passable_folder("captionkit-grading-") as folder:
         data = _graded_in(folder, job, progress, kept, started + limit)
-    finally:
-        remove_tree(folder)
     if data is None:
         return _stopped(limit)
     status, value = pickle.loads(data)  # the grading process's own (student code never runs there)

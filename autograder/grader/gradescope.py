@@ -93,7 +93,7 @@ def run(root: Path) -> int:
     from autograder.grader.isolation import sweep_free_slots
     from autograder.grader.results import write_json_atomic
     from autograder.public.client import template
-    from autograder.public.client.disk import remove_tree
+    from autograder.public.client.disk import passable_folder
     from autograder.public.limits import LIMITS
 
     limit = LIMITS.seconds(LIMITS.submission)
@@ -105,9 +105,7 @@ def run(root: Path) -> int:
     # The grading process's temporary folder, removed here once it has ended: one the watchdog killed leaves its
     # folders behind (its scratch folder with a copy of the hidden inputs, the submission it unpacked). The sandbox
     # user passes through it to its workers' folders, as through the machine's.
-    folder = tempfile.mkdtemp(prefix="captionkit-grading-")
-    try:
-        os.chmod(folder, 0o711)
+    with passable_folder("captionkit-grading-") as folder:
         process = context.Process(target=_graded_in_child, args=(Path(root), inherit, folder))
         process.start()
         process.join(limit)
@@ -116,8 +114,6 @@ def run(root: Path) -> int:
             process.kill()
             process.join()
             sweep_free_slots()
-    finally:
-        remove_tree(folder)
     if stopped:
         write_json_atomic(
             {

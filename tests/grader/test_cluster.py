@@ -10,7 +10,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 from distributed import Client
 
 from autograder.grader import batch
-from autograder.public.client.disk import remove_tree
+from autograder.public.client.disk import passable_folder
 
 pytestmark = pytest.mark.xdist_group("cluster")  # one worker starts the cluster and grades the local reference
 
@@ -53,48 +52,46 @@ def cluster(tmp_path_factory):
     file = folder / "scheduler.json"
     # The cluster's temporary folder: its workers are killed, not ended, so what they keep there for as long as they
     # run (a template, a forkserver's socket) would stay in the machine's. The sandbox users pass through it.
-    temporary = tempfile.mkdtemp(prefix="captionkit-test-cluster-")
-    os.chmod(temporary, 0o711)
-    scheduler = _dask(
-        "scheduler",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "0",
-        "--no-dashboard",
-        "--scheduler-file",
-        str(file),
-        log=folder / "scheduler.log",
-        temporary=temporary,
-    )
-    workers = []
-    try:
-        deadline = time.monotonic() + 120
-        while not file.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        address = json.loads(file.read_text())["address"]
-        workers = [
-            _dask(
-                "worker",
-                address,
-                "--nthreads",
-                "1",
-                "--no-nanny",
-                "--no-dashboard",
-                "--name",
-                f"w{i}",
-                log=folder / f"worker-{i}.log",
-                temporary=temporary,
-            )
-            for i in range(2)
-        ]
-        with Client(address, timeout="60s") as client:
-            client.wait_for_workers(2, timeout=120)
-        yield address, workers
-    finally:
-        for proc in [*workers, scheduler]:
-            _stop(proc)
-        remove_tree(temporary)
+    with passable_folder("captionkit-test-cluster-") as temporary:
+        scheduler = _dask(
+            "scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--no-dashboard",
+            "--scheduler-file",
+            str(file),
+            log=folder / "scheduler.log",
+            temporary=temporary,
+        )
+        workers = []
+        try:
+            deadline = time.monotonic() + 120
+            while not file.exists() and time.monotonic() < deadline:
+                time.sleep(0.2)
+            address = json.loads(file.read_text())["address"]
+            workers = [
+                _dask(
+                    "worker",
+                    address,
+                    "--nthreads",
+                    "1",
+                    "--no-nanny",
+                    "--no-dashboard",
+                    "--name",
+                    f"w{i}",
+                    log=folder / f"worker-{i}.log",
+                    temporary=temporary,
+                )
+                for i in range(2)
+            ]
+            with Client(address, timeout="60s") as client:
+                client.wait_for_workers(2, timeout=120)
+            yield address, workers
+        finally:
+            for proc in [*workers, scheduler]:
+                _stop(proc)
 
 
 @pytest.fixture(scope="module")

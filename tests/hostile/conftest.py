@@ -13,7 +13,7 @@ import pytest
 
 from autograder.public import limits
 from autograder.public.client import template
-from autograder.public.client.disk import remove_tree
+from autograder.public.client.disk import passable_folder
 
 
 @pytest.fixture(autouse=True)
@@ -73,12 +73,10 @@ def temporary_folder(monkeypatch):
     # This process's multiprocessing folder (a forkserver's socket), made once per process and removed when it exits:
     # made now, in the machine's temporary folder, it outlives neither this test's folder nor the process.
     multiprocessing.util.get_temp_dir()
-    folder = Path(tempfile.mkdtemp(prefix="captionkit-test-tmp-"))
-    os.chmod(folder, 0o711)
-    monkeypatch.setenv("TMPDIR", str(folder))
-    monkeypatch.setattr(tempfile, "tempdir", None)
     held = template._current  # the suite's (forked_template), which stays for the tests after this one
-    yield folder
-    if template._current is not held:
-        template.close_template()  # one the test started here, in this folder
-    remove_tree(folder)
+    with passable_folder("captionkit-test-tmp-") as folder:
+        monkeypatch.setenv("TMPDIR", folder)
+        monkeypatch.setattr(tempfile, "tempdir", None)
+        yield Path(folder)
+        if template._current is not held:
+            template.close_template()  # one the test started here, in this folder

@@ -8,7 +8,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import torch.nn.functional as F
 from autograder.grader import rubric
 from autograder.grader.engine import GradeOptions, grade
 from autograder.public import checker, golden
+from autograder.public.client.disk import passable_folder
 from instructor import golden as golden_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -477,14 +477,13 @@ def test_check_imports_torch_for_the_workers_once_and_a_crash_costs_only_its_par
     ],
 )
 def test_check_leaves_nothing_in_the_temporary_folder(command):
-    """`check` ends without the interpreter's teardown (checker.exit_now), so no atexit function runs: whatever it
-    made in the temporary folder it removes itself. It once left hypothesis's cache folder there at every run, and
-    `check --train` its template's folder. (torch keeps a compilation cache of its own in the temporary folder.)"""
-    temporary = Path(tempfile.mkdtemp(prefix="captionkit-test-tmp-"))
-    os.chmod(temporary, 0o711)  # the sandbox user passes through to the workers' folders, as through /tmp
-    environment = {**os.environ, "TMPDIR": str(temporary)}
-    environment.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
-    try:
+    """`check` ends without the interpreter's teardown (checker.exit_now): whatever it made in the temporary folder is
+    removed all the same. It once left hypothesis's cache folder there at every run, and `check --train` its
+    template's folder. (torch keeps a compilation cache of its own in the temporary folder.)"""
+    # The sandbox user passes through it to the workers' folders, as through /tmp.
+    with passable_folder("captionkit-test-tmp-") as temporary:
+        environment = {**os.environ, "TMPDIR": temporary}
+        environment.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
         done = subprocess.run(
             [sys.executable, "-m", "autograder", *command, str(ROOT / "solutions")],
             capture_output=True,
@@ -494,10 +493,8 @@ def test_check_leaves_nothing_in_the_temporary_folder(command):
             timeout=300,
         )
         assert done.returncode == 0, done.stdout + done.stderr
-        left = sorted(path.name for path in temporary.iterdir() if not path.name.startswith("torchinductor_"))
+        left = sorted(entry.name for entry in os.scandir(temporary) if not entry.name.startswith("torchinductor_"))
         assert left == []
-    finally:
-        shutil.rmtree(temporary, ignore_errors=True)
 
 
 def re_match(pattern: str, text: str) -> bool:

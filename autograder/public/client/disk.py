@@ -6,8 +6,10 @@ from __future__ import annotations
 import collections
 import os
 import stat
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from autograder.public import limits as time_limits
@@ -163,6 +165,19 @@ def disk_usage(uid: int | None, own: Path, writable: Sequence[str] = (), since: 
     there cannot be told from the grader's). The memory-backed temporary folders are tree_memory's."""
     roots = [(str(own), True)] + [(folder, False) for folder in (writable if uid is not None else ())]
     return count_files(roots, uid, since)
+
+
+@contextmanager
+def passable_folder(prefix: str) -> Iterator[str]:
+    """A fresh folder in the temporary folder that every user may pass through and none may list (0711), removed with
+    everything in it (remove_tree) on the way out: the temporary folder of a process that may be killed before it
+    removes its own folders (a grading process past its watchdog), its sandbox user's workers' folders beneath it."""
+    folder = tempfile.mkdtemp(prefix=prefix)
+    try:
+        os.chmod(folder, 0o711)
+        yield folder
+    finally:
+        remove_tree(folder)
 
 
 def empty_folder(folder: Path) -> None:
