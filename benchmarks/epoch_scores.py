@@ -17,7 +17,8 @@ that variant on every training seed beside the reference (the spread of a broken
 run at each of these thread counts (the worker trains with one; docs/thresholds.md calibrates at 1 and 2), on the
 hidden data the grading process builds (one thread).
 --option KEY=VALUE passes one more setting (a JSON value) to the part's training recipe: the hard-attention settings
-docs/thresholds.md measured (autograder/worker/recipes/reinforce.py: mix, lam, blind_start, centre).
+docs/thresholds.md measured (autograder/worker/recipes/reinforce.py: mix, lam, blind_start, centre), or another value
+of the published budget's epochs, batch_size or lr (what a cheaper budget would do to the epoch a run passes at).
 """
 
 from __future__ import annotations
@@ -61,15 +62,13 @@ def epoch_scores(part: str, submission: Path, ctx: GradingContext, seed: int) ->
     worker = InProcessWorker(part, submission, Path(tempfile.mkdtemp(prefix="captionkit-epochs-")))
     try:
         t0 = time.process_time()
+        budget = dict(epochs=spec.epochs, batch_size=spec.batch_size, lr=spec.lr)
         out = worker.call(
             spec.recipe,
             evaluate=record,
             data=share_split(ctx),
-            epochs=spec.epochs,
-            batch_size=spec.batch_size,
-            lr=spec.lr,
             seed=seed,
-            **{**spec.published.options, **spec.options, **OPTIONS},
+            **{**budget, **spec.published.options, **spec.options, **OPTIONS},
         )
         seconds = time.process_time() - t0
     finally:
